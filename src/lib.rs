@@ -1,0 +1,8 @@
+//! burn-profiled: see where the time goes in a Burn training run.
+#![warn(missing_docs)]
+
+mod backend;
+mod nvtx;
+pub mod probe;
+
+pub use backend::Profiled;
