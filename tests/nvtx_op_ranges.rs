@@ -1,0 +1,115 @@
+//! What reaches NVTX from op ranges, seen by the NVTX recorder attached in-process.
+
+use std::sync::{Arc, Mutex};
+
+use burn::backend::{Autodiff, NdArray};
+use burn::module::Module;
+use burn::nn::conv::{Conv2d, Conv2dConfig};
+use burn::nn::{Linear, LinearConfig};
+use burn::tensor::backend::{AutodiffBackend, Backend};
+use burn::tensor::{Distribution, Tensor};
+use burn_profiled::Profiled;
+use burn_profiled::probe::{self, Op, OpObserver};
+use nvtx_recorder::{Kind, Message};
+
+nvtx_recorder::install_static!();
+
+#[derive(Module, Debug)]
+struct Net<B: Backend> {
+    conv: Conv2d<B>,
+    linear: Linear<B>,
+}
+
+/// One forward and backward step.
+fn step<B: AutodiffBackend>() {
+    let device = Default::default();
+    let net = Net::<B> {
+        conv: Conv2dConfig::new([1, 2], [3, 3]).init(&device),
+        linear: LinearConfig::new(2 * 4 * 4, 1).init(&device),
+    };
+    let x = Tensor::<B, 4>::random([2, 1, 6, 6], Distribution::Default, &device);
+    let features: Tensor<B, 2> = net.conv.forward(x).flatten(1, 3);
+    let y = net.linear.forward(features).mean();
+    let _grads = y.backward();
+}
+
+/// The names of the ops started on this thread.
+#[derive(Default)]
+struct Started(Mutex<Vec<&'static str>>);
+
+impl OpObserver for Started {
+    fn op_started(&self, op: &'static Op) {
+        self.0.lock().unwrap().push(op.name());
+    }
+    fn op_finished(&self, _op: &'static Op) {}
+}
+
+#[test]
+fn a_training_step_emits_one_registered_range_per_op_in_the_burn_domain() {
+    let tid = nvtx_recorder::current_tid();
+
+    step::<Autodiff<Profiled<NdArray>>>();
+    assert_eq!(
+        nvtx_recorder::events_of_thread(tid),
+        [],
+        "op ranges are off: nothing is emitted"
+    );
+
+    let started = Arc::new(Started::default());
+    let observing = probe::observe(started.clone());
+    probe::set_op_ranges(true);
+    step::<Autodiff<Profiled<NdArray>>>();
+    probe::set_op_ranges(false);
+    drop(observing);
+    let ops = started.0.lock().unwrap().clone();
+    let events = nvtx_recorder::events_of_thread(tid);
+    assert!(nvtx_recorder::is_attached());
+
+    // Each op name is registered once, in the `burn` domain, before its first push.
+    let registered: Vec<&str> = events
+        .iter()
+        .filter(|e| e.kind == Kind::RegisterString)
+        .map(|e| e.message.text().unwrap())
+        .collect();
+    let mut distinct = ops.clone();
+    distinct.sort();
+    distinct.dedup();
+    let mut registered_sorted = registered.clone();
+    registered_sorted.sort();
+    assert_eq!(
+        registered_sorted, distinct,
+        "every op name registered exactly once"
+    );
+
+    // Pushes and pops alternate at depth 0 (ops do not nest), in the `burn` domain, with the
+    // registered op name as message, in the order the ops ran.
+    let ranges: Vec<_> = events
+        .iter()
+        .filter(|e| matches!(e.kind, Kind::Push | Kind::Pop))
+        .collect();
+    assert_eq!(ranges.len(), 2 * ops.len());
+    for (pair, op) in ranges.chunks(2).zip(&ops) {
+        let (push, pop) = (pair[0], pair[1]);
+        assert_eq!(push.kind, Kind::Push);
+        assert_eq!(push.message, Message::Registered(op.to_string()));
+        assert_eq!((push.domain.as_deref(), push.depth), (Some("burn"), 0));
+        assert_eq!(pop.kind, Kind::Pop);
+        assert_eq!((pop.domain.as_deref(), pop.depth), (Some("burn"), 0));
+    }
+
+    // Forward kernels and the backward kernels Autodiff runs on `Profiled<NdArray>` both show.
+    for op in [
+        "conv2d",
+        "linear",
+        "float_mean",
+        "conv2d_weight_backward",
+        "linear_weight_backward",
+    ] {
+        assert!(ops.contains(&op), "{op} missing from {ops:?}");
+    }
+
+    // Off again: nothing more.
+    let before = nvtx_recorder::events_of_thread(tid).len();
+    step::<Autodiff<Profiled<NdArray>>>();
+    assert_eq!(nvtx_recorder::events_of_thread(tid).len(), before);
+}
