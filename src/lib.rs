@@ -2,7 +2,9 @@
 #![warn(missing_docs)]
 
 mod backend;
-mod nvtx;
+mod device_sync;
+pub mod nvtx;
 pub mod probe;
 
 pub use backend::Profiled;
+pub use device_sync::DeviceSync;

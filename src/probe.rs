@@ -26,7 +26,7 @@ static FLAGS: AtomicU8 = AtomicU8::new(0);
 pub struct Op {
     name_nul: &'static str,
     c_name: &'static CStr,
-    pub(crate) nvtx: crate::nvtx::OpName,
+    pub(crate) nvtx: crate::nvtx::op_ranges::OpName,
 }
 
 impl Op {
@@ -39,7 +39,7 @@ impl Op {
         Op {
             name_nul,
             c_name,
-            nvtx: crate::nvtx::OpName::new(),
+            nvtx: crate::nvtx::op_ranges::OpName::new(),
         }
     }
 
@@ -214,7 +214,7 @@ struct ActiveOp<B: Backend> {
 fn start<B: Backend>(op: &'static Op, flags: u8, device: Option<B::Device>) -> ActiveOp<B> {
     sync::<B>(device.as_ref());
     if flags & RANGES != 0 {
-        crate::nvtx::push_op(op);
+        crate::nvtx::op_ranges::push_op(op);
     }
     let observers = if flags & OBSERVE != 0 {
         observers()
@@ -255,6 +255,6 @@ fn finish<B: Backend>(active: ActiveOp<B>) {
         observer.op_finished(active.op);
     }
     if active.flags & RANGES != 0 {
-        crate::nvtx::pop_op();
+        crate::nvtx::op_ranges::pop_op();
     }
 }

@@ -6,20 +6,16 @@
 
 #[cfg(feature = "nvtx")]
 mod imp {
-    use std::ffi::CStr;
     use std::sync::OnceLock;
 
     use nvtx::sys::{self, DomainHandle, EventAttributes, StringHandle};
 
     use crate::probe::Op;
 
-    /// The NVTX domain of op ranges.
-    pub(crate) const OP_DOMAIN: &CStr = c"burn";
-
     static DOMAIN: OnceLock<DomainHandle> = OnceLock::new();
 
     fn domain() -> DomainHandle {
-        *DOMAIN.get_or_init(|| sys::domain_create_ascii(OP_DOMAIN))
+        *DOMAIN.get_or_init(|| sys::domain_create_ascii(c"burn"))
     }
 
     /// An op's name registered in the op domain, on first use.

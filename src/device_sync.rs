@@ -1,0 +1,48 @@
+//! The Burn device a tool syncs before it takes a timestamp or opens/closes a range.
+
+use std::fmt;
+use std::sync::Arc;
+
+use burn_backend::Backend;
+
+/// A Burn device to sync: `B::sync(&device)`, waiting until the work queued on it has run.
+///
+/// The profiling tools that sync (NVTX ranges with sync on push/pop, the stopwatch) sync the
+/// device they were given, like `torch.cuda.synchronize()` does for the current device.
+///
+/// ```
+/// use burn::backend::NdArray;
+/// use burn_profiled::DeviceSync;
+///
+/// let sync = DeviceSync::new::<NdArray>(Default::default());
+/// sync.sync();
+/// ```
+#[derive(Clone)]
+pub struct DeviceSync {
+    sync: Arc<dyn Fn() + Send + Sync>,
+    name: String,
+}
+
+impl DeviceSync {
+    /// Syncs `device` of backend `B`.
+    pub fn new<B: Backend>(device: B::Device) -> Self {
+        DeviceSync {
+            name: format!("{device:?}"),
+            sync: Arc::new(move || {
+                // A failed sync resurfaces at the next read of the device; timing goes on.
+                let _ = B::sync(&device);
+            }),
+        }
+    }
+
+    /// Waits until the work queued on the device has run.
+    pub fn sync(&self) {
+        (self.sync)()
+    }
+}
+
+impl fmt::Debug for DeviceSync {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("DeviceSync").field(&self.name).finish()
+    }
+}

@@ -1,0 +1,294 @@
+//! User ranges in NVTX's default domain: the port of the original `NVTXRangeWrapper`.
+//!
+//! Off until [`enable`]d, once per process. While off, every call is a no-op and closures that
+//! produce names are not called.
+
+use std::cell::RefCell;
+use std::marker::PhantomData;
+use std::sync::OnceLock;
+
+use super::ffi;
+use super::label::Label;
+use crate::device_sync::DeviceSync;
+
+/// How user ranges behave once enabled; see [`enable`].
+///
+/// ```
+/// use burn::backend::NdArray;
+/// use burn_profiled::DeviceSync;
+/// use burn_profiled::nvtx::RangeConfig;
+///
+/// let device = DeviceSync::new::<NdArray>(Default::default());
+/// let config = RangeConfig::new()
+///     .sync_on_push(device.clone())
+///     .sync_on_pop(device)
+///     .keep_track_of_range_order(true);
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct RangeConfig {
+    sync_on_push: Option<DeviceSync>,
+    sync_on_pop: Option<DeviceSync>,
+    keep_track_of_range_order: bool,
+}
+
+impl RangeConfig {
+    /// No sync, no order tracking.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sync this device before each push, so work queued before the range stays outside it.
+    pub fn sync_on_push(mut self, device: DeviceSync) -> Self {
+        self.sync_on_push = Some(device);
+        self
+    }
+
+    /// Sync this device before each pop, so work queued inside the range lands inside it.
+    pub fn sync_on_pop(mut self, device: DeviceSync) -> Self {
+        self.sync_on_pop = Some(device);
+        self
+    }
+
+    pub(crate) fn sync_on_push_device(&self) -> Option<&DeviceSync> {
+        self.sync_on_push.as_ref()
+    }
+
+    pub(crate) fn sync_on_pop_device(&self) -> Option<&DeviceSync> {
+        self.sync_on_pop.as_ref()
+    }
+
+    /// Keep a per-thread stack of open ranges and check each pop against it (debugging only:
+    /// it costs a `String` per push).
+    pub fn keep_track_of_range_order(mut self, on: bool) -> Self {
+        self.keep_track_of_range_order = on;
+        self
+    }
+}
+
+static CONFIG: OnceLock<RangeConfig> = OnceLock::new();
+
+thread_local! {
+    /// The open ranges of this thread, when order tracking is on.
+    static STACK: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Enables user ranges for the rest of the process.
+///
+/// # Panics
+/// If user ranges were enabled before: there is no disable, and a second configuration would
+/// silently fight the first (as in the original, where this is an assertion).
+pub fn enable(config: RangeConfig) {
+    if CONFIG.set(config).is_err() {
+        panic!(
+            "NVTX ranges can be enabled only once (burn_profiled::nvtx::enable was called twice)"
+        );
+    }
+}
+
+/// Whether user ranges are enabled.
+pub fn is_enabled() -> bool {
+    CONFIG.get().is_some()
+}
+
+pub(crate) fn config() -> Option<&'static RangeConfig> {
+    CONFIG.get()
+}
+
+/// Pushes a range named `label` on this thread. A no-op until [`enable`]d.
+///
+/// Prefer [`range`] (a guard) or [`scope`] (a closure), which cannot forget the pop.
+pub fn range_push(label: impl Into<Label>) {
+    if let Some(config) = CONFIG.get() {
+        push(config, label.into());
+    }
+}
+
+/// [`range_push`] with a name computed only when ranges are enabled.
+pub fn range_push_with<L: Into<Label>>(label: impl FnOnce() -> L) {
+    if let Some(config) = CONFIG.get() {
+        push(config, label().into());
+    }
+}
+
+fn push(config: &RangeConfig, label: Label) {
+    if let Some(device) = &config.sync_on_push {
+        device.sync();
+    }
+    ffi::push(None, &label);
+    if config.keep_track_of_range_order {
+        STACK.with_borrow_mut(|stack| stack.push(label.text().to_owned()));
+    }
+}
+
+/// Pops this thread's innermost range. A no-op until [`enable`]d.
+///
+/// With order tracking on, `expected` names the range this pop should close.
+///
+/// # Panics
+/// With order tracking on: if this thread has no open range, or if `expected` is given and the
+/// innermost range has another name. The NVTX pop has happened by then, as in the original.
+pub fn range_pop(expected: Option<&str>) {
+    if let Some(config) = CONFIG.get()
+        && let Err(message) = pop(config, expected)
+    {
+        panic!("{message}");
+    }
+}
+
+/// Pops, then checks the order; the error is the message to panic with.
+fn pop(config: &RangeConfig, expected: Option<&str>) -> Result<(), String> {
+    if let Some(device) = &config.sync_on_pop {
+        device.sync();
+    }
+    ffi::pop(None);
+    if !config.keep_track_of_range_order {
+        return Ok(());
+    }
+    STACK.with_borrow_mut(|stack| {
+        let before = python_list(stack);
+        let Some(last) = stack.pop() else {
+            return Err("No ranges are present for the thread in which a range is being popped".to_owned());
+        };
+        match expected {
+            Some(expected) if expected != last => Err(format!(
+                "Popped range (`{last}`) does not correspond to expected range to pop (`{expected}`)\n  Range stack for thread {} before the pop is: {before}",
+                crate::nvtx::os_thread_id()
+            )),
+            _ => Ok(()),
+        }
+    })
+}
+
+/// `['a', 'b']`, as Python prints a list of strings.
+fn python_list(items: &[String]) -> String {
+    let quoted: Vec<String> = items.iter().map(|item| python_str_repr(item)).collect();
+    format!("[{}]", quoted.join(", "))
+}
+
+fn python_str_repr(text: &str) -> String {
+    let quote = if text.contains('\'') && !text.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
+    let mut out = String::from(quote);
+    for c in text.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c == quote => {
+                out.push('\\');
+                out.push(c);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push(quote);
+    out
+}
+
+/// An open user range; dropping it pops the range (also while unwinding from a panic).
+#[must_use = "the range is popped when this guard is dropped"]
+#[derive(Debug)]
+pub struct RangeGuard {
+    /// The name to check at the pop; `None` when ranges were off at the push.
+    name: Option<String>,
+    /// Ranges are per thread: the guard must be dropped where it was made.
+    _not_send: PhantomData<*const ()>,
+}
+
+impl Drop for RangeGuard {
+    fn drop(&mut self) {
+        let (Some(name), Some(config)) = (self.name.take(), CONFIG.get()) else {
+            return;
+        };
+        let checked = pop(config, Some(&name));
+        if let Err(message) = checked
+            && !std::thread::panicking()
+        {
+            panic!("{message}");
+        }
+    }
+}
+
+/// Opens a range that closes when the returned guard is dropped.
+///
+/// ```
+/// use burn_profiled::nvtx;
+///
+/// {
+///     let _forward = nvtx::range("forward");
+///     // ... the forward pass
+/// } // popped here
+/// ```
+pub fn range(label: impl Into<Label>) -> RangeGuard {
+    match CONFIG.get() {
+        Some(config) => guard(config, label.into()),
+        None => RangeGuard {
+            name: None,
+            _not_send: PhantomData,
+        },
+    }
+}
+
+/// [`range`] with a name computed only when ranges are enabled.
+pub fn range_with<L: Into<Label>>(label: impl FnOnce() -> L) -> RangeGuard {
+    match CONFIG.get() {
+        Some(config) => guard(config, label().into()),
+        None => RangeGuard {
+            name: None,
+            _not_send: PhantomData,
+        },
+    }
+}
+
+fn guard(config: &RangeConfig, label: Label) -> RangeGuard {
+    let name = label.text().to_owned();
+    push(config, label);
+    RangeGuard {
+        name: Some(name),
+        _not_send: PhantomData,
+    }
+}
+
+/// Runs `work` inside a range named `label` and returns its result.
+///
+/// ```
+/// use burn_profiled::nvtx;
+///
+/// let loss = nvtx::scope("loss", || 0.25);
+/// assert_eq!(loss, 0.25);
+/// ```
+pub fn scope<T>(label: impl Into<Label>, work: impl FnOnce() -> T) -> T {
+    let _range = range(label);
+    work()
+}
+
+/// Places a mark (an instant event) named `label` on this thread. A no-op until [`enable`]d.
+pub fn mark(label: impl Into<Label>) {
+    if CONFIG.get().is_some() {
+        ffi::mark(None, &label.into());
+    }
+}
+
+/// [`mark`] with a name computed only when ranges are enabled.
+pub fn mark_with<L: Into<Label>>(label: impl FnOnce() -> L) {
+    if CONFIG.get().is_some() {
+        ffi::mark(None, &label().into());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stacks_print_like_python_lists() {
+        assert_eq!(python_list(&[]), "[]");
+        assert_eq!(python_list(&["a".into(), "b".into()]), "['a', 'b']");
+        assert_eq!(python_list(&["it's".into()]), "[\"it's\"]");
+        assert_eq!(python_list(&["a\\b\n".into()]), "['a\\\\b\\n']");
+    }
+}
