@@ -8,7 +8,9 @@ use std::ffi::CStr;
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
 
-use burn_backend::Backend;
+use std::time::Duration;
+
+use burn_backend::{Backend, Shape, TensorMetadata};
 
 /// NVTX op ranges in the `burn` domain.
 const RANGES: u8 = 1;
@@ -16,6 +18,12 @@ const RANGES: u8 = 1;
 const SYNC: u8 = 1 << 1;
 /// At least one [`OpObserver`] is installed.
 const OBSERVE: u8 = 1 << 2;
+/// Op statistics are recorded.
+const STATS: u8 = 1 << 3;
+/// The timeline is recorded.
+const TRACE: u8 = 1 << 4;
+/// Statistics are keyed by input shapes.
+const SHAPES: u8 = 1 << 5;
 
 static FLAGS: AtomicU8 = AtomicU8::new(0);
 
@@ -179,23 +187,55 @@ pub fn op_sync() -> bool {
     FLAGS.load(Ordering::Relaxed) & SYNC != 0
 }
 
+pub(crate) fn set_stats(on: bool, by_shapes: bool) {
+    set_flag(STATS, on);
+    set_flag(SHAPES, on && by_shapes);
+}
+
+pub(crate) fn set_trace(on: bool) {
+    set_flag(TRACE, on);
+}
+
 /// Starts `op`; the returned guard finishes it when dropped.
 ///
-/// `device` is called only when per-op sync is on.
+/// `device` is called only when per-op sync is on, `shapes` only when statistics are keyed by
+/// input shapes.
 #[inline(always)]
 pub(crate) fn op<B: Backend>(
     op: &'static Op,
     device: impl FnOnce() -> Option<B::Device>,
+    shapes: impl FnOnce() -> Vec<Shape>,
 ) -> OpGuard<B> {
     let flags = FLAGS.load(Ordering::Relaxed);
     if flags == 0 {
         return OpGuard { active: None };
     }
     let device = if flags & SYNC != 0 { device() } else { None };
+    let shapes = (flags & SHAPES != 0).then(shapes);
     OpGuard {
-        active: Some(start::<B>(op, flags, device)),
+        active: Some(start::<B>(op, flags, device, shapes)),
     }
 }
+
+/// Collects the shapes of an op's tensor arguments: `(&&ShapeOf(&arg)).collect_shape(&mut v)`
+/// finds [`TensorShape`] for tensors and falls back to [`NoShape`] for everything else.
+pub(crate) struct ShapeOf<'a, T>(pub(crate) &'a T);
+
+pub(crate) trait TensorShape {
+    fn collect_shape(&self, shapes: &mut Vec<Shape>);
+}
+
+impl<T: TensorMetadata> TensorShape for &ShapeOf<'_, T> {
+    fn collect_shape(&self, shapes: &mut Vec<Shape>) {
+        shapes.push(self.0.shape());
+    }
+}
+
+pub(crate) trait NoShape {
+    fn collect_shape(&self, _shapes: &mut Vec<Shape>) {}
+}
+
+impl<T> NoShape for ShapeOf<'_, T> {}
 
 /// A running op, finished on drop. `active` is `None` when nothing was on at the start.
 pub(crate) struct OpGuard<B: Backend> {
@@ -208,10 +248,18 @@ struct ActiveOp<B: Backend> {
     flags: u8,
     device: Option<B::Device>,
     observers: Option<Observers>,
+    /// When the op started, if statistics or the timeline want it.
+    started: Option<Duration>,
+    shapes: Option<Vec<Shape>>,
 }
 
 #[inline(never)]
-fn start<B: Backend>(op: &'static Op, flags: u8, device: Option<B::Device>) -> ActiveOp<B> {
+fn start<B: Backend>(
+    op: &'static Op,
+    flags: u8,
+    device: Option<B::Device>,
+    shapes: Option<Vec<Shape>>,
+) -> ActiveOp<B> {
     sync::<B>(device.as_ref());
     if flags & RANGES != 0 {
         crate::nvtx::op_ranges::push_op(op);
@@ -224,11 +272,14 @@ fn start<B: Backend>(op: &'static Op, flags: u8, device: Option<B::Device>) -> A
     for (_, observer) in observers.iter().flat_map(|list| list.iter()) {
         observer.op_started(op);
     }
+    let started = (flags & (STATS | TRACE) != 0).then(crate::clock::now);
     ActiveOp {
         op,
         flags,
         device,
         observers,
+        started,
+        shapes,
     }
 }
 
@@ -251,6 +302,15 @@ impl<B: Backend> Drop for OpGuard<B> {
 #[inline(never)]
 fn finish<B: Backend>(active: ActiveOp<B>) {
     sync::<B>(active.device.as_ref());
+    if let Some(started) = active.started {
+        let ended = crate::clock::now();
+        if active.flags & STATS != 0 {
+            crate::stats::record(active.op, ended.saturating_sub(started), active.shapes);
+        }
+        if active.flags & TRACE != 0 {
+            crate::trace::record_op(active.op, started, ended);
+        }
+    }
     for (_, observer) in active.observers.iter().flat_map(|list| list.iter()) {
         observer.op_finished(active.op);
     }

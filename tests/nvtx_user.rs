@@ -149,7 +149,7 @@ fn enabling_twice_panics() {
     let message = panic_message(|| nvtx::enable(RangeConfig::new()));
     assert_eq!(
         message,
-        "NVTX ranges can be enabled only once (burn_profiled::nvtx::enable was called twice)"
+        "NVTXRangeWrapper singleton can be enabled only once (burn_profiled::nvtx::enable was called twice)"
     );
 }
 

@@ -26,7 +26,13 @@ macro_rules! forward_one {
         #[inline]
         fn $name($($arg: $ty),*) -> $ret {
             static OP: $crate::probe::Op = $crate::probe::Op::new(concat!(stringify!($name), "\0"));
-            let _op = $crate::probe::op::<B>(&OP, || $crate::backend::forward::op_device!($($dev)*));
+            let _op = $crate::probe::op::<B>(&OP, || $crate::backend::forward::op_device!($($dev)*), || {
+                #[allow(unused_imports)]
+                use $crate::probe::{NoShape as _, TensorShape as _};
+                let mut shapes = Vec::new();
+                $( (&&$crate::probe::ShapeOf(&$arg)).collect_shape(&mut shapes); )*
+                shapes
+            });
             B::$name($($arg),*)
         }
     };
@@ -34,7 +40,13 @@ macro_rules! forward_one {
         #[inline]
         fn $name($($arg: $ty),*) -> $ret {
             static OP: $crate::probe::Op = $crate::probe::Op::new(concat!(stringify!($name), "\0"));
-            let _op = $crate::probe::op::<B>(&OP, || $crate::backend::forward::op_device!($($dev)*));
+            let _op = $crate::probe::op::<B>(&OP, || $crate::backend::forward::op_device!($($dev)*), || {
+                #[allow(unused_imports)]
+                use $crate::probe::{NoShape as _, TensorShape as _};
+                let mut shapes = Vec::new();
+                $( (&&$crate::probe::ShapeOf(&$arg)).collect_shape(&mut shapes); )*
+                shapes
+            });
             $crate::backend::retag::Retag::retag(B::$name($($arg),*))
         }
     };
@@ -44,7 +56,7 @@ macro_rules! forward_one {
             static OP: $crate::probe::Op = $crate::probe::Op::new(concat!(stringify!($name), "\0"));
             let read = B::$name($($arg),*);
             async move {
-                let _op = $crate::probe::op::<B>(&OP, || None);
+                let _op = $crate::probe::op::<B>(&OP, || None, Vec::new);
                 read.await
             }
         }

@@ -306,7 +306,7 @@ impl<B: Backend> BoolTensorOps<Self> for Profiled<B> {
         static OP: crate::probe::Op = crate::probe::Op::new("bool_argwhere\0");
         let argwhere = B::bool_argwhere(tensor, out_dtype);
         async move {
-            let _op = crate::probe::op::<B>(&OP, || None);
+            let _op = crate::probe::op::<B>(&OP, || None, Vec::new);
             argwhere.await
         }
     }
@@ -483,18 +483,22 @@ impl<B: Backend> QTensorOps<Self> for Profiled<B> {
         qparams: QuantizationParametersPrimitive<Self>,
     ) -> QuantizedTensor<Self> {
         static OP: crate::probe::Op = crate::probe::Op::new("quantize\0");
-        let _op = crate::probe::op::<B>(&OP, || Some(B::float_device(&tensor)));
+        let _op = crate::probe::op::<B>(&OP, || Some(B::float_device(&tensor)), Vec::new);
         B::quantize(tensor, scheme, qparams.retag())
     }
 
     fn q_matmul(lhs: TensorPrimitive<Self>, rhs: TensorPrimitive<Self>) -> TensorPrimitive<Self> {
         static OP: crate::probe::Op = crate::probe::Op::new("q_matmul\0");
-        let _op = crate::probe::op::<B>(&OP, || {
-            Some(match &lhs {
-                TensorPrimitive::Float(t) => B::float_device(t),
-                TensorPrimitive::QFloat(t) => B::q_device(t),
-            })
-        });
+        let _op = crate::probe::op::<B>(
+            &OP,
+            || {
+                Some(match &lhs {
+                    TensorPrimitive::Float(t) => B::float_device(t),
+                    TensorPrimitive::QFloat(t) => B::q_device(t),
+                })
+            },
+            Vec::new,
+        );
         B::q_matmul(lhs.retag(), rhs.retag()).retag()
     }
 }
@@ -520,7 +524,7 @@ impl<B: Backend> TransactionOps<Self> for Profiled<B> {
             read_bools,
         ));
         async move {
-            let _op = crate::probe::op::<B>(&OP, || None);
+            let _op = crate::probe::op::<B>(&OP, || None, Vec::new);
             execute.await
         }
     }

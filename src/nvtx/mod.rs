@@ -44,6 +44,8 @@ pub use ranges::{
 };
 pub use stage::{Forward, Ranged, Signpost, signpost};
 
+pub(crate) use ranges::{current_phase, phase_name};
+
 /// The NVTX domain of `Profiled`'s op ranges.
 pub const OP_DOMAIN: &str = "burn";
 
@@ -51,6 +53,7 @@ pub const OP_DOMAIN: &str = "burn";
 /// thread id. Not gated by [`enable`]: naming is free without a tool.
 pub fn name_current_thread(name: &str) {
     ffi::name_os_thread(os_thread_id(), name);
+    crate::trace::thread_named(name);
 }
 
 /// The calling thread's OS id (`gettid`), as Nsight Systems and the error messages show it.

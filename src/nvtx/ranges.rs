@@ -5,7 +5,7 @@
 
 use std::cell::RefCell;
 use std::marker::PhantomData;
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock, PoisonError};
 
 use super::ffi;
 use super::label::Label;
@@ -68,8 +68,40 @@ impl RangeConfig {
 static CONFIG: OnceLock<RangeConfig> = OnceLock::new();
 
 thread_local! {
-    /// The open ranges of this thread, when order tracking is on.
-    static STACK: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
+    /// The open ranges of this thread: their names (for order checks) and phase ids (for
+    /// attributing ops to the innermost range).
+    static STACK: RefCell<Vec<(String, u32)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Phase names by id; id 0 is "outside any range".
+static PHASES: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+fn phase_id(name: &str) -> u32 {
+    let mut phases = PHASES.lock().unwrap_or_else(PoisonError::into_inner);
+    if phases.is_empty() {
+        phases.push("-".to_owned());
+    }
+    match phases.iter().position(|phase| phase == name) {
+        Some(id) => id as u32,
+        None => {
+            phases.push(name.to_owned());
+            (phases.len() - 1) as u32
+        }
+    }
+}
+
+/// The id of this thread's innermost open user range (0 outside any).
+pub(crate) fn current_phase() -> u32 {
+    STACK.with_borrow(|stack| stack.last().map_or(0, |(_, id)| *id))
+}
+
+/// The name of a phase id.
+pub(crate) fn phase_name(id: u32) -> String {
+    let phases = PHASES.lock().unwrap_or_else(PoisonError::into_inner);
+    phases
+        .get(id as usize)
+        .cloned()
+        .unwrap_or_else(|| "-".to_owned())
 }
 
 /// Enables user ranges for the rest of the process.
@@ -80,7 +112,7 @@ thread_local! {
 pub fn enable(config: RangeConfig) {
     if CONFIG.set(config).is_err() {
         panic!(
-            "NVTX ranges can be enabled only once (burn_profiled::nvtx::enable was called twice)"
+            "NVTXRangeWrapper singleton can be enabled only once (burn_profiled::nvtx::enable was called twice)"
         );
     }
 }
@@ -115,9 +147,10 @@ fn push(config: &RangeConfig, label: Label) {
         device.sync();
     }
     ffi::push(None, &label);
-    if config.keep_track_of_range_order {
-        STACK.with_borrow_mut(|stack| stack.push(label.text().to_owned()));
-    }
+    let name = label.text().to_owned();
+    crate::trace::range_pushed(&name);
+    let id = phase_id(&name);
+    STACK.with_borrow_mut(|stack| stack.push((name, id)));
 }
 
 /// Pops this thread's innermost range. A no-op until [`enable`]d.
@@ -141,13 +174,19 @@ fn pop(config: &RangeConfig, expected: Option<&str>) -> Result<(), String> {
         device.sync();
     }
     ffi::pop(None);
-    if !config.keep_track_of_range_order {
+    crate::trace::range_popped();
+    let popped = STACK.with_borrow_mut(|stack| {
+        let before = config.keep_track_of_range_order.then(|| python_list(stack));
+        (stack.pop(), before)
+    });
+    let (popped, Some(before)) = popped else {
         return Ok(());
-    }
-    STACK.with_borrow_mut(|stack| {
-        let before = python_list(stack);
-        let Some(last) = stack.pop() else {
-            return Err("No ranges are present for the thread in which a range is being popped".to_owned());
+    };
+    {
+        let Some((last, _)) = popped else {
+            return Err(
+                "No ranges are present for the thread in which a range is being popped".to_owned(),
+            );
         };
         match expected {
             Some(expected) if expected != last => Err(format!(
@@ -156,12 +195,15 @@ fn pop(config: &RangeConfig, expected: Option<&str>) -> Result<(), String> {
             )),
             _ => Ok(()),
         }
-    })
+    }
 }
 
 /// `['a', 'b']`, as Python prints a list of strings.
-fn python_list(items: &[String]) -> String {
-    let quoted: Vec<String> = items.iter().map(|item| python_str_repr(item)).collect();
+fn python_list(items: &[(String, u32)]) -> String {
+    let quoted: Vec<String> = items
+        .iter()
+        .map(|(item, _)| python_str_repr(item))
+        .collect();
     format!("[{}]", quoted.join(", "))
 }
 
@@ -286,9 +328,12 @@ mod tests {
 
     #[test]
     fn stacks_print_like_python_lists() {
-        assert_eq!(python_list(&[]), "[]");
-        assert_eq!(python_list(&["a".into(), "b".into()]), "['a', 'b']");
-        assert_eq!(python_list(&["it's".into()]), "[\"it's\"]");
-        assert_eq!(python_list(&["a\\b\n".into()]), "['a\\\\b\\n']");
+        let list = |items: &[&str]| {
+            python_list(&items.iter().map(|i| (i.to_string(), 0)).collect::<Vec<_>>())
+        };
+        assert_eq!(list(&[]), "[]");
+        assert_eq!(list(&["a", "b"]), "['a', 'b']");
+        assert_eq!(list(&["it's"]), "[\"it's\"]");
+        assert_eq!(list(&["a\\b\n"]), "['a\\\\b\\n']");
     }
 }

@@ -1,0 +1,144 @@
+//! The host side of a run: system-wide CPU usage, this process's resident memory, and a guard
+//! that stops a run before heavy capture or dumping takes the host down.
+
+use std::sync::{Mutex, PoisonError};
+
+use sysinfo::{
+    CpuRefreshKind, MemoryRefreshKind, Pid, ProcessRefreshKind, ProcessesToUpdate, RefreshKind,
+    System,
+};
+
+/// System-wide CPU usage in percent (0 to 100, all CPUs averaged) since the previous sample,
+/// like Python's `psutil.cpu_percent()`. The first sample covers the time since the meter was
+/// made and may read 0.
+pub struct CpuMeter {
+    system: System,
+}
+
+impl CpuMeter {
+    /// A meter whose first sample covers the time from now.
+    pub fn new() -> Self {
+        let mut system = System::new_with_specifics(
+            RefreshKind::nothing().with_cpu(CpuRefreshKind::nothing().with_cpu_usage()),
+        );
+        system.refresh_cpu_usage();
+        CpuMeter { system }
+    }
+
+    /// Percent of all CPUs busy since the previous sample.
+    pub fn sample(&mut self) -> f64 {
+        self.system.refresh_cpu_usage();
+        f64::from(self.system.global_cpu_usage())
+    }
+}
+
+impl Default for CpuMeter {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// This process's resident set size (RSS) in bytes, or `None` where the OS does not tell.
+pub fn rss_bytes() -> Option<u64> {
+    static SYSTEM: Mutex<Option<System>> = Mutex::new(None);
+    let pid = Pid::from_u32(std::process::id());
+    let mut system = SYSTEM.lock().unwrap_or_else(PoisonError::into_inner);
+    let system = system.get_or_insert_with(|| {
+        System::new_with_specifics(RefreshKind::nothing().with_memory(MemoryRefreshKind::nothing()))
+    });
+    system.refresh_processes_specifics(
+        ProcessesToUpdate::Some(&[pid]),
+        false,
+        ProcessRefreshKind::nothing().with_memory(),
+    );
+    system.process(pid).map(|process| process.memory())
+}
+
+/// Stops a run cleanly when the process's resident memory passes a limit.
+///
+/// Heavy capture (long traces, many dumps) can eat the host's memory; check the guard once per
+/// iteration and end the run with its message instead of letting the OS kill it.
+///
+/// ```
+/// use burn_profiled::host::MemoryGuard;
+///
+/// let guard = MemoryGuard::new(64 << 30); // 64 GiB
+/// for _step in 0..3 {
+///     if let Err(exceeded) = guard.check() {
+///         eprintln!("{exceeded}");
+///         break;
+///     }
+///     // ... one training step
+/// }
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MemoryGuard {
+    limit_bytes: u64,
+}
+
+/// The error of [`MemoryGuard::check`]: the run passed its memory limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "host memory limit reached: this process uses {rss_mib} MiB of resident memory, more than the limit of {limit_mib} MiB; stopping the run"
+)]
+pub struct MemoryLimitExceeded {
+    /// The resident memory measured, in MiB.
+    pub rss_mib: u64,
+    /// The limit, in MiB.
+    pub limit_mib: u64,
+}
+
+impl MemoryGuard {
+    /// A guard for `limit_bytes` of resident memory.
+    pub fn new(limit_bytes: u64) -> Self {
+        MemoryGuard { limit_bytes }
+    }
+
+    /// The limit in bytes.
+    pub fn limit_bytes(&self) -> u64 {
+        self.limit_bytes
+    }
+
+    /// Measures the resident memory now; an error once it is above the limit.
+    pub fn check(&self) -> Result<(), MemoryLimitExceeded> {
+        self.check_rss(rss_bytes().unwrap_or(0))
+    }
+
+    /// [`check`](MemoryGuard::check) against a resident size measured elsewhere.
+    pub fn check_rss(&self, rss_bytes: u64) -> Result<(), MemoryLimitExceeded> {
+        if rss_bytes > self.limit_bytes {
+            Err(MemoryLimitExceeded {
+                rss_mib: rss_bytes >> 20,
+                limit_mib: self.limit_bytes >> 20,
+            })
+        } else {
+            Ok(())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rss_is_measured_and_grows_with_an_allocation() {
+        let before = rss_bytes().expect("Linux tells the RSS");
+        let block = vec![1u8; 64 << 20];
+        let after = rss_bytes().unwrap();
+        assert!(after >= before + (48 << 20), "{before} -> {after}");
+        drop(block);
+    }
+
+    #[test]
+    fn the_guard_trips_above_its_limit_with_a_message() {
+        let guard = MemoryGuard::new(100 << 20);
+        assert_eq!(guard.check_rss(100 << 20), Ok(()));
+        let exceeded = guard.check_rss(150 << 20).unwrap_err();
+        assert_eq!(
+            exceeded.to_string(),
+            "host memory limit reached: this process uses 150 MiB of resident memory, more than the limit of 100 MiB; stopping the run"
+        );
+        assert!(MemoryGuard::new(1).check().is_err());
+    }
+}

@@ -1,0 +1,331 @@
+//! The timeline: op spans, user NVTX ranges and stopwatch measurements as a Chrome trace-event
+//! JSON file, which opens in Perfetto (ui.perfetto.dev) and `chrome://tracing`. One track per
+//! thread, with process and thread names.
+//!
+//! ```no_run
+//! use burn_profiled::trace;
+//!
+//! trace::start(trace::TraceConfig::default());
+//! // ... the steps to look at
+//! trace::stop();
+//! trace::write("target/trace.json").unwrap();
+//! ```
+//!
+//! Memory stays bounded: after [`TraceConfig::max_events`] events, further events are counted
+//! but dropped, and the file says so (an instant event `trace truncated` at the first dropped
+//! event, and `dropped_events` in `otherData`).
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::probe::Op;
+
+/// How the timeline records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TraceConfig {
+    /// Events kept at most; later ones are counted and dropped.
+    pub max_events: usize,
+}
+
+impl Default for TraceConfig {
+    fn default() -> Self {
+        TraceConfig {
+            max_events: 1_000_000,
+        }
+    }
+}
+
+/// What a thread recorded: finished spans and the user ranges still open.
+#[derive(Default)]
+struct ThreadTrace {
+    tid: u32,
+    name: Option<String>,
+    spans: Vec<Span>,
+    open_ranges: Vec<(String, Duration)>,
+}
+
+struct Span {
+    name: Cow<'static, str>,
+    category: &'static str,
+    start: Duration,
+    end: Duration,
+}
+
+static RECORDING: AtomicBool = AtomicBool::new(false);
+static MAX_EVENTS: AtomicUsize = AtomicUsize::new(0);
+static EVENTS: AtomicUsize = AtomicUsize::new(0);
+static DROPPED: AtomicU64 = AtomicU64::new(0);
+/// When the first event was dropped (ns on the shared clock), 0 if none.
+static FIRST_DROP_NS: AtomicU64 = AtomicU64::new(0);
+/// Every thread's trace, kept after the thread ends.
+static THREADS: Mutex<Vec<Arc<Mutex<ThreadTrace>>>> = Mutex::new(Vec::new());
+
+thread_local! {
+    static THREAD: Arc<Mutex<ThreadTrace>> = {
+        let thread = Arc::new(Mutex::new(ThreadTrace {
+            tid: crate::nvtx::os_thread_id(),
+            name: std::thread::current().name().map(str::to_owned),
+            ..ThreadTrace::default()
+        }));
+        lock(&THREADS).push(thread.clone());
+        thread
+    };
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn threads() -> Vec<Arc<Mutex<ThreadTrace>>> {
+    lock(&THREADS).clone()
+}
+
+/// Starts recording the timeline (events recorded before stay until [`clear`]).
+pub fn start(config: TraceConfig) {
+    MAX_EVENTS.store(config.max_events, Ordering::Relaxed);
+    RECORDING.store(true, Ordering::Relaxed);
+    crate::probe::set_trace(true);
+}
+
+/// Stops recording.
+pub fn stop() {
+    RECORDING.store(false, Ordering::Relaxed);
+    crate::probe::set_trace(false);
+}
+
+/// Whether the timeline is being recorded.
+pub fn is_recording() -> bool {
+    RECORDING.load(Ordering::Relaxed)
+}
+
+/// Forgets every event recorded so far.
+pub fn clear() {
+    for thread in threads() {
+        let mut thread = lock(&thread);
+        thread.spans.clear();
+        thread.open_ranges.clear();
+    }
+    EVENTS.store(0, Ordering::Relaxed);
+    DROPPED.store(0, Ordering::Relaxed);
+    FIRST_DROP_NS.store(0, Ordering::Relaxed);
+}
+
+fn with_thread<T>(f: impl FnOnce(&mut ThreadTrace) -> T) -> T {
+    THREAD.with(|thread| f(&mut lock(thread)))
+}
+
+/// Takes one event slot; false (and counted as dropped) past the cap.
+fn admit(now: Duration) -> bool {
+    if EVENTS.fetch_add(1, Ordering::Relaxed) < MAX_EVENTS.load(Ordering::Relaxed) {
+        return true;
+    }
+    if DROPPED.fetch_add(1, Ordering::Relaxed) == 0 {
+        FIRST_DROP_NS.store(now.as_nanos() as u64, Ordering::Relaxed);
+    }
+    false
+}
+
+fn record_span(name: Cow<'static, str>, category: &'static str, start: Duration, end: Duration) {
+    if admit(end) {
+        with_thread(|thread| {
+            thread.spans.push(Span {
+                name,
+                category,
+                start,
+                end,
+            })
+        });
+    }
+}
+
+/// An op ran on this thread from `start` to `end`.
+pub(crate) fn record_op(op: &'static Op, start: Duration, end: Duration) {
+    record_span(Cow::Borrowed(op.name()), "op", start, end);
+}
+
+/// A stopwatch measurement `name` ran from `start` to `end`.
+pub(crate) fn stopwatch_span(name: &str, start: Duration, end: Duration) {
+    if is_recording() {
+        record_span(Cow::Owned(name.to_owned()), "stopwatch", start, end);
+    }
+}
+
+/// A user range was pushed on this thread.
+pub(crate) fn range_pushed(name: &str) {
+    if is_recording() {
+        let now = crate::clock::now();
+        with_thread(|thread| thread.open_ranges.push((name.to_owned(), now)));
+    }
+}
+
+/// This thread's innermost user range was popped.
+pub(crate) fn range_popped() {
+    if is_recording() {
+        let now = crate::clock::now();
+        if let Some((name, start)) = with_thread(|thread| thread.open_ranges.pop()) {
+            record_span(Cow::Owned(name), "range", start, now);
+        }
+    }
+}
+
+/// This thread was given a name (shown as its track's name).
+pub(crate) fn thread_named(name: &str) {
+    with_thread(|thread| thread.name = Some(name.to_owned()));
+}
+
+#[derive(Serialize)]
+struct Event<'a> {
+    name: &'a str,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    cat: &'a str,
+    ph: &'static str,
+    /// Microseconds, as the format wants.
+    ts: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dur: Option<f64>,
+    pid: u32,
+    tid: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    s: Option<&'static str>,
+    #[serde(skip_serializing_if = "serde_json::Map::is_empty")]
+    args: serde_json::Map<String, serde_json::Value>,
+}
+
+fn micros(time: Duration) -> f64 {
+    time.as_nanos() as f64 / 1e3
+}
+
+/// What [`write`] wrote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TraceSummary {
+    /// Events written (spans, not counting metadata).
+    pub events: usize,
+    /// Events dropped at the cap.
+    pub dropped: u64,
+}
+
+/// The timeline as Chrome trace-event JSON. Ranges still open end at the current time, marked
+/// with `"open": true`.
+pub fn to_json() -> (String, TraceSummary) {
+    let pid = std::process::id();
+    let now = crate::clock::now();
+    let mut events = Vec::new();
+    let process = std::env::args()
+        .next()
+        .and_then(|p| {
+            Path::new(&p)
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+        })
+        .unwrap_or_else(|| "burn".to_owned());
+    let metadata = |name: &'static str, tid: u32, value: String| Event {
+        name,
+        cat: "",
+        ph: "M",
+        ts: 0.0,
+        dur: None,
+        pid,
+        tid,
+        s: None,
+        args: [("name".to_owned(), serde_json::Value::String(value))]
+            .into_iter()
+            .collect(),
+    };
+    events.push(metadata("process_name", 0, process));
+    let threads = threads();
+    let threads: Vec<_> = threads.iter().map(|t| lock(t)).collect();
+    let mut names: HashMap<u32, String> = HashMap::new();
+    for thread in &threads {
+        let name = thread
+            .name
+            .clone()
+            .unwrap_or_else(|| format!("thread {}", thread.tid));
+        names.insert(thread.tid, name);
+    }
+    for (tid, name) in names {
+        events.push(metadata("thread_name", tid, name));
+    }
+    let mut spans = 0;
+    for thread in &threads {
+        let open = thread
+            .open_ranges
+            .iter()
+            .map(|(name, start)| (name.as_str(), "range", *start, now, true));
+        let finished = thread
+            .spans
+            .iter()
+            .map(|s| (s.name.as_ref(), s.category, s.start, s.end, false));
+        let mut all: Vec<_> = finished.chain(open).collect();
+        // Chrome nests complete events by start time; the outer one first at equal starts.
+        all.sort_by(|a, b| a.2.cmp(&b.2).then(b.3.cmp(&a.3)));
+        for (name, category, start, end, open) in all {
+            spans += 1;
+            let mut args = serde_json::Map::new();
+            if open {
+                args.insert("open".to_owned(), serde_json::Value::Bool(true));
+            }
+            events.push(Event {
+                name,
+                cat: category,
+                ph: "X",
+                ts: micros(start),
+                dur: Some(micros(end.saturating_sub(start))),
+                pid,
+                tid: thread.tid,
+                s: None,
+                args,
+            });
+        }
+    }
+    let dropped = DROPPED.load(Ordering::Relaxed);
+    let mut other = serde_json::Map::new();
+    other.insert("dropped_events".to_owned(), dropped.into());
+    other.insert(
+        "max_events".to_owned(),
+        MAX_EVENTS.load(Ordering::Relaxed).into(),
+    );
+    let note = format!(
+        "trace truncated: {dropped} events dropped after the cap of {} events",
+        MAX_EVENTS.load(Ordering::Relaxed)
+    );
+    if dropped > 0 {
+        events.push(Event {
+            name: &note,
+            cat: "burn-profiled",
+            ph: "i",
+            ts: micros(Duration::from_nanos(FIRST_DROP_NS.load(Ordering::Relaxed))),
+            dur: None,
+            pid,
+            tid: 0,
+            s: Some("g"),
+            args: serde_json::Map::new(),
+        });
+    }
+    let json = serde_json::json!({
+        "traceEvents": events,
+        "displayTimeUnit": "ns",
+        "otherData": other,
+    });
+    (
+        serde_json::to_string(&json).unwrap_or_default(),
+        TraceSummary {
+            events: spans,
+            dropped,
+        },
+    )
+}
+
+/// Writes the timeline to `path` (through a temporary file, so a reader never sees half a
+/// file).
+pub fn write(path: impl AsRef<Path>) -> std::io::Result<TraceSummary> {
+    let path = path.as_ref();
+    let (json, summary) = to_json();
+    crate::files::write_atomically(path, json.as_bytes())?;
+    Ok(summary)
+}
