@@ -1,10 +1,13 @@
 //! What `Profiled` costs per op, side by side with the bare backend in one run.
 //!
-//! * `tiny_op`: a 2x2 float add, the worst case (the op itself is ~100 ns).
+//! * `tiny_op`: a 2x2 float add, the worst case. `a + b` on tensors is 3 backend ops
+//!   (`float_device` twice for the device check, then `float_add`), so divide differences by 3
+//!   for the cost per op.
 //! * `mlp_step`: one training step (forward, backward, Adam) of a small MLP.
 //!
 //! Each group runs the bare backend, `Profiled` with everything off, and `Profiled` with NVTX op
-//! ranges on (no NVTX tool attached, as in a run outside `nsys`).
+//! ranges on (no NVTX tool attached, as in a run outside `nsys`); `tiny_op` also with op
+//! statistics and with the timeline recording.
 
 use burn::backend::{Autodiff, NdArray};
 use burn::module::Module;
@@ -13,7 +16,7 @@ use burn::nn::{Linear, LinearConfig, Relu};
 use burn::optim::{AdamConfig, GradientsParams, Optimizer};
 use burn::tensor::backend::{AutodiffBackend, Backend};
 use burn::tensor::{Tensor, TensorData};
-use burn_profiled::{Profiled, probe};
+use burn_profiled::{Profiled, probe, stats, trace};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
 
@@ -73,6 +76,17 @@ fn overhead(c: &mut Criterion) {
     probe::set_op_ranges(true);
     tiny_op::<Profiled<NdArray>>(&mut group, "Profiled<NdArray>, op ranges on");
     probe::set_op_ranges(false);
+    stats::start(stats::StatsConfig::default());
+    tiny_op::<Profiled<NdArray>>(&mut group, "Profiled<NdArray>, op statistics on");
+    stats::stop();
+    // The cap keeps memory bounded over criterion's millions of iterations; events past it
+    // are counted and dropped, which costs about what keeping them does.
+    trace::start(trace::TraceConfig {
+        max_events: 2_000_000,
+    });
+    tiny_op::<Profiled<NdArray>>(&mut group, "Profiled<NdArray>, timeline on");
+    trace::stop();
+    trace::clear();
     group.finish();
 
     let mut group = c.benchmark_group("mlp_step");

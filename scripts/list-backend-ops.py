@@ -55,7 +55,7 @@ def methods(body):
 
 
 def line(name, args, ret):
-    self_ = lambda t: re.sub(r"\bB\b", "Self", t.replace("crate::tensor::", ""))
+    self_ = lambda t: re.sub(r"\bB\b", "Profiled<B>", t.replace("crate::tensor::", ""))
     device = next((f"{DEVICE_OF[t.lstrip('&')]}({n})" for n, t in args if t.lstrip("&") in DEVICE_OF), "none")
     attr = ""
     if ret.startswith("impl Future"):

@@ -5,6 +5,7 @@
 //! returned guard undoes the same in reverse order when the op returns.
 
 use std::ffi::CStr;
+use std::mem::ManuallyDrop;
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
 
@@ -196,26 +197,55 @@ pub(crate) fn set_trace(on: bool) {
     set_flag(TRACE, on);
 }
 
-/// Starts `op`; the returned guard finishes it when dropped.
+/// The switches, for the one check per op: `0` means everything is off.
+#[inline(always)]
+pub(crate) fn flags() -> u8 {
+    FLAGS.load(Ordering::Relaxed)
+}
+
+/// Starts `op` under `flags` (non-zero, from [`flags`]); the returned guard finishes it when
+/// dropped. `device` is called only when per-op sync is on, `shapes` only when statistics are
+/// keyed by input shapes.
 ///
-/// `device` is called only when per-op sync is on, `shapes` only when statistics are keyed by
-/// input shapes.
+/// Callers check [`flags`] first and build these closures only when it is non-zero: a closure
+/// that borrows the op's arguments makes the compiler keep them in memory, which the disabled
+/// path must not pay for.
 #[inline(always)]
 pub(crate) fn op<B: Backend>(
     op: &'static Op,
+    flags: u8,
     device: impl FnOnce() -> Option<B::Device>,
     shapes: impl FnOnce() -> Vec<Shape>,
 ) -> OpGuard<B> {
-    let flags = FLAGS.load(Ordering::Relaxed);
-    if flags == 0 {
-        return OpGuard { active: None };
-    }
     let device = if flags & SYNC != 0 { device() } else { None };
     let shapes = (flags & SHAPES != 0).then(shapes);
     OpGuard {
-        active: Some(start::<B>(op, flags, device, shapes)),
+        active: ManuallyDrop::new(Some(start::<B>(op, flags, device, shapes))),
     }
 }
+
+impl<B: Backend> OpGuard<B> {
+    /// The guard of an op that ran with everything off.
+    #[inline(always)]
+    pub(crate) fn off() -> Self {
+        OpGuard {
+            active: ManuallyDrop::new(None),
+        }
+    }
+}
+
+/// Guards an op: `probe!(OP, B, device closure, shapes closure)`, checking the switches before
+/// any closure is built.
+macro_rules! probe {
+    ($op:expr, $backend:ty, $device:expr, $shapes:expr $(,)?) => {
+        match $crate::probe::flags() {
+            0 => $crate::probe::OpGuard::<$backend>::off(),
+            flags => $crate::probe::op::<$backend>($op, flags, $device, $shapes),
+        }
+    };
+}
+
+pub(crate) use probe;
 
 /// Collects the shapes of an op's tensor arguments: `(&&ShapeOf(&arg)).collect_shape(&mut v)`
 /// finds [`TensorShape`] for tensors and falls back to [`NoShape`] for everything else.
@@ -238,8 +268,11 @@ pub(crate) trait NoShape {
 impl<T> NoShape for ShapeOf<'_, T> {}
 
 /// A running op, finished on drop. `active` is `None` when nothing was on at the start.
+///
+/// `ManuallyDrop` spares the disabled path the drop glue of `ActiveOp` (an out-of-line call
+/// per op); `Drop` below moves the value out instead.
 pub(crate) struct OpGuard<B: Backend> {
-    active: Option<ActiveOp<B>>,
+    active: ManuallyDrop<Option<ActiveOp<B>>>,
 }
 
 struct ActiveOp<B: Backend> {
@@ -293,8 +326,12 @@ fn sync<B: Backend>(device: Option<&B::Device>) {
 impl<B: Backend> Drop for OpGuard<B> {
     #[inline(always)]
     fn drop(&mut self) {
-        if let Some(active) = self.active.take() {
-            finish(active);
+        if self.active.is_some() {
+            // SAFETY: `active` is taken once, here, and never touched again.
+            let active = unsafe { ManuallyDrop::take(&mut self.active) };
+            if let Some(active) = active {
+                finish(active);
+            }
         }
     }
 }

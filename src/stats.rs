@@ -29,6 +29,7 @@ use std::time::Duration;
 
 use burn_std::Shape;
 use hdrhistogram::Histogram;
+use rustc_hash::FxHashMap;
 use serde::Serialize;
 use thread_local::ThreadLocal;
 
@@ -94,7 +95,7 @@ impl Aggregate {
 static RECORDING: AtomicBool = AtomicBool::new(false);
 static CONFIG: Mutex<StatsConfig> = Mutex::new(StatsConfig { by_shapes: false });
 /// Each thread's rows, merged when a snapshot is taken.
-static THREADS: ThreadLocal<Mutex<HashMap<Key, Aggregate>>> = ThreadLocal::new();
+static THREADS: ThreadLocal<Mutex<FxHashMap<Key, Aggregate>>> = ThreadLocal::new();
 
 /// Starts recording op statistics (again: rows recorded before are kept, see [`reset`]).
 pub fn start(config: StatsConfig) {

@@ -11,7 +11,7 @@ impl<B: AutodiffBackend> AutodiffBackend for Profiled<B> {
 
     fn backward(tensor: FloatTensor<Self>) -> Self::Gradients {
         static OP: crate::probe::Op = crate::probe::Op::new("backward\0");
-        let _op = crate::probe::op::<B>(&OP, || Some(B::float_device(&tensor)), Vec::new);
+        let _op = crate::probe::probe!(&OP, B, || Some(B::float_device(&tensor)), Vec::new);
         B::backward(tensor)
     }
 

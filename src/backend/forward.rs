@@ -1,12 +1,12 @@
 //! The macro that turns a table of backend-op signatures into forwarding methods.
 //!
-//! Each table line is one trait method with `Self` in its signature, followed by where the
-//! op's device comes from (used only when per-op sync is on):
+//! Each table line is one trait method, its signature written with `Profiled<B>` for the
+//! backend, followed by where the op's device comes from (used only when per-op sync is on):
 //!
 //! ```text
-//! fn float_add(lhs: FloatTensor<Self>, rhs: FloatTensor<Self>) -> FloatTensor<Self> => float(lhs);
-//! #[retag] fn max_pool2d_with_indices(..) -> MaxPool2dWithIndices<Self> => float(x);
-//! #[read] fn float_into_data(tensor: FloatTensor<Self>) -> Result<TensorData, ExecutionError> => none;
+//! fn float_add(lhs: FloatTensor<Profiled<B>>, rhs: FloatTensor<Profiled<B>>) -> FloatTensor<Profiled<B>> => float(lhs);
+//! #[retag] fn max_pool2d_with_indices(..) -> MaxPool2dWithIndices<Profiled<B>> => float(x);
+//! #[read] fn float_into_data(tensor: FloatTensor<Profiled<B>>) -> Result<TensorData, ExecutionError> => none;
 //! ```
 //!
 //! * plain: `{ probe; B::op(args) }`, the result type is `B`'s own;
@@ -21,46 +21,64 @@ macro_rules! forward {
 }
 
 /// Expands one table line; `forward!` dispatches here.
+///
+/// With everything off, the op is `B`'s op behind one relaxed load and a branch: the probed
+/// path is a separate, never-inlined function, so nothing of it (no borrow of the arguments,
+/// no guard) reaches the disabled path.
 macro_rules! forward_one {
-    ([] fn $name:ident($($arg:ident : $ty:ty),*) -> $ret:ty => $($dev:tt)*) => {
-        #[inline]
-        fn $name($($arg: $ty),*) -> $ret {
-            static OP: $crate::probe::Op = $crate::probe::Op::new(concat!(stringify!($name), "\0"));
-            let _op = $crate::probe::op::<B>(&OP, || $crate::backend::forward::op_device!($($dev)*), || {
-                #[allow(unused_imports)]
-                use $crate::probe::{NoShape as _, TensorShape as _};
-                let mut shapes = Vec::new();
-                $( (&&$crate::probe::ShapeOf(&$arg)).collect_shape(&mut shapes); )*
-                shapes
-            });
-            B::$name($($arg),*)
-        }
-    };
-    ([retag] fn $name:ident($($arg:ident : $ty:ty),*) -> $ret:ty => $($dev:tt)*) => {
-        #[inline]
-        fn $name($($arg: $ty),*) -> $ret {
-            static OP: $crate::probe::Op = $crate::probe::Op::new(concat!(stringify!($name), "\0"));
-            let _op = $crate::probe::op::<B>(&OP, || $crate::backend::forward::op_device!($($dev)*), || {
-                #[allow(unused_imports)]
-                use $crate::probe::{NoShape as _, TensorShape as _};
-                let mut shapes = Vec::new();
-                $( (&&$crate::probe::ShapeOf(&$arg)).collect_shape(&mut shapes); )*
-                shapes
-            });
-            $crate::backend::retag::Retag::retag(B::$name($($arg),*))
-        }
-    };
     ([read] fn $name:ident($($arg:ident : $ty:ty),*) -> $out:ty => none) => {
-        #[inline]
+        #[inline(always)]
         fn $name($($arg: $ty),*) -> impl core::future::Future<Output = $out> + Send {
             static OP: $crate::probe::Op = $crate::probe::Op::new(concat!(stringify!($name), "\0"));
             let read = B::$name($($arg),*);
             async move {
-                let _op = $crate::probe::op::<B>(&OP, || None, Vec::new);
+                let _op = $crate::probe::probe!(&OP, B, || None, Vec::new);
                 read.await
             }
         }
     };
+    ([$($kind:ident)?] fn $name:ident($($arg:ident : $ty:ty),*) -> $ret:ty => $($dev:ident $(($src:ident))?)?) => {
+        // Not inlined: called through a pointer-passing ABI, the disabled path is a flag check
+        // and a tail call with the caller's own argument copies (inlining it made the caller
+        // copy the arguments before the check; measured in instructions with callgrind).
+        #[inline(never)]
+        fn $name($($arg: $ty),*) -> $ret {
+            #[inline(never)]
+            #[allow(clippy::too_many_arguments)]
+            fn probed<B: Backend>(flags: u8, $($arg: $ty),*) -> $ret {
+                static OP: $crate::probe::Op = $crate::probe::Op::new(concat!(stringify!($name), "\0"));
+                $crate::backend::forward::forward_call!([$($kind)?] probed B, OP, flags, $name($($arg),*) => $($dev $(($src))?)?)
+            }
+            match $crate::probe::flags() {
+                0 => $crate::backend::forward::forward_call!([$($kind)?] direct B, $name($($arg),*)),
+                flags => probed::<B>(flags, $($arg),*),
+            }
+        }
+    };
+}
+
+/// The call of one forwarded op, plain, re-tagged or awaited (`#[read]`), with or without its
+/// probe.
+macro_rules! forward_call {
+    ([] direct $b:ident, $name:ident($($arg:ident),*)) => { $b::$name($($arg),*) };
+    ([retag] direct $b:ident, $name:ident($($arg:ident),*)) => {
+        $crate::backend::retag::Retag::retag($b::$name($($arg),*))
+    };
+    ([$($kind:ident)?] probed $b:ident, $op:ident, $flags:ident, $name:ident($($arg:ident),*) => $($dev:ident $(($src:ident))?)?) => {{
+        let _op = $crate::probe::op::<$b>(
+            &$op,
+            $flags,
+            || $crate::backend::forward::op_device!($($dev $(($src))?)?),
+            || {
+                #[allow(unused_imports)]
+                use $crate::probe::{NoShape as _, TensorShape as _};
+                let mut shapes = Vec::new();
+                $( (&&$crate::probe::ShapeOf(&$arg)).collect_shape(&mut shapes); )*
+                shapes
+            },
+        );
+        $crate::backend::forward::forward_call!([$($kind)?] direct $b, $name($($arg),*))
+    }};
 }
 
 /// The device an op runs on, from the argument named in the table; evaluated only when
@@ -70,7 +88,7 @@ macro_rules! op_device {
         None
     };
     (device($d:ident)) => {
-        Some($d.clone())
+        Some(<B::Device as Clone>::clone($d))
     };
     (float($t:ident)) => {
         Some(B::float_device(&$t))
@@ -98,4 +116,4 @@ macro_rules! op_device {
     };
 }
 
-pub(crate) use {forward, forward_one, op_device};
+pub(crate) use {forward, forward_call, forward_one, op_device};

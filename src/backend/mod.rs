@@ -90,7 +90,7 @@ impl<B: Backend> Backend for Profiled<B> {
 
     fn memory_cleanup(device: &Self::Device) {
         static OP: crate::probe::Op = crate::probe::Op::new("memory_cleanup\0");
-        let _op = crate::probe::op::<B>(&OP, || Some(device.clone()), Vec::new);
+        let _op = crate::probe::probe!(&OP, B, || Some(device.clone()), Vec::new);
         B::memory_cleanup(device)
     }
 
@@ -105,7 +105,7 @@ impl<B: Backend> Backend for Profiled<B> {
     fn sync(device: &Self::Device) -> Result<(), ExecutionError> {
         static OP: crate::probe::Op = crate::probe::Op::new("sync\0");
         // The sync *is* the op: no extra per-op sync around it.
-        let _op = crate::probe::op::<B>(&OP, || None, Vec::new);
+        let _op = crate::probe::probe!(&OP, B, || None, Vec::new);
         B::sync(device)
     }
 
