@@ -4,6 +4,7 @@
 mod backend;
 mod clock;
 mod device_sync;
+pub mod dump;
 mod files;
 pub mod host;
 pub mod nvtx;
