@@ -1,14 +1,16 @@
-//! Train a small CNN on `Autodiff<Profiled<NdArray>>`, with NVTX op ranges after warm-up.
+//! Train a small CNN on `Autodiff<Profiled<NdArray>>` and show what the tools see.
 //!
 //! ```text
-//! cargo run --release --example train -- [--steps N]
-//! nsys profile --trace=nvtx cargo run --release --example train     # on a machine with Nsight
+//! cargo run --release --example train -- [--steps N] [--out DIR]
+//! nsys profile --trace=nvtx --capture-range=nvtx --nvtx-capture=capture \
+//!     cargo run --release --example train                              # with Nsight Systems
 //! ```
-//! Every forward and backward kernel shows up as its own range in the NVTX domain `burn`.
+//! After 3 warm-up steps: NVTX op ranges (every forward and backward kernel is a range in the
+//! domain `burn`, inside the user ranges `forward`, `backward`, `optimizer`), the capture range,
+//! op statistics and the timeline. At the end: the stopwatch report and the op table on stdout,
+//! `trace.json` and `ops.json` in the output directory.
 
-use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::path::{Path, PathBuf};
 
 use burn::backend::{Autodiff, NdArray};
 use burn::module::Module;
@@ -19,8 +21,9 @@ use burn::nn::{Linear, LinearConfig, Relu};
 use burn::optim::{AdamConfig, GradientsParams, Optimizer};
 use burn::tensor::backend::{AutodiffBackend, Backend};
 use burn::tensor::{Distribution, Int, Tensor};
-use burn_profiled::Profiled;
-use burn_profiled::probe::{self, Op, OpObserver};
+use burn_profiled::nvtx::{self, RangeConfig};
+use burn_profiled::stopwatch::{self, StopwatchConfig};
+use burn_profiled::{DeviceSync, Profiled, probe, stats, trace};
 
 const WARMUP_STEPS: usize = 3;
 
@@ -51,20 +54,15 @@ impl<B: Backend> Cnn<B> {
     }
 }
 
-/// Counts ops by name, to show what the NVTX ranges would contain.
-#[derive(Default)]
-struct OpCounts(Mutex<BTreeMap<&'static str, usize>>);
-
-impl OpObserver for OpCounts {
-    fn op_started(&self, op: &'static Op) {
-        *self.0.lock().unwrap().entry(op.name()).or_default() += 1;
-    }
-    fn op_finished(&self, _op: &'static Op) {}
-}
-
-fn train<B: AutodiffBackend>(steps: usize) {
+fn train<B: AutodiffBackend>(steps: usize, out: &Path) -> std::io::Result<()> {
     let device = B::Device::default();
     B::seed(&device, 0);
+    let sync = DeviceSync::new::<B>(device.clone());
+    nvtx::enable(RangeConfig::new());
+    stopwatch::enable(StopwatchConfig::new(WARMUP_STEPS, None).sync(sync));
+    stopwatch::set_cpu_usage_meas_name("step").expect("set before the first step");
+    stopwatch::start_one_time_measurement("complete run");
+
     let mut model = Cnn::<B>::new(&device);
     let mut optim = AdamConfig::new().init();
     let images = Tensor::<B, 4>::random([32, 1, 14, 14], Distribution::Normal(0.0, 1.0), &device);
@@ -75,52 +73,67 @@ fn train<B: AutodiffBackend>(steps: usize) {
             .as_slice(),
         &device,
     );
-    let counts = Arc::new(OpCounts::default());
-    let mut observing = None;
-    let start = Instant::now();
     for step in 0..steps {
         if step == WARMUP_STEPS {
             probe::set_op_ranges(true);
-            observing = Some(probe::observe(counts.clone()));
+            stats::start(stats::StatsConfig::default());
+            trace::start(trace::TraceConfig::default());
+            nvtx::start_capture();
         }
-        let logits = model.forward(images.clone());
+        let _step = stopwatch::meas("step");
+        let logits = stopwatch::measure("forward", || {
+            nvtx::scope("forward", || model.forward(images.clone()))
+        });
         let loss = CrossEntropyLossConfig::new()
             .init(&device)
             .forward(logits, labels.clone());
-        let loss_value = loss.clone().into_scalar();
-        let grads = GradientsParams::from_grads(loss.backward(), &model);
-        model = optim.step(1e-3, model, grads);
-        println!("step {step:>3}  loss {loss_value:.5}");
+        let grads = stopwatch::measure("backward", || nvtx::scope("backward", || loss.backward()));
+        model = stopwatch::measure("optimizer", || {
+            nvtx::scope("optimizer", || {
+                let grads = GradientsParams::from_grads(grads, &model);
+                optim.step(1e-3, model, grads)
+            })
+        });
+        drop(_step);
+        stopwatch::finish_iter();
+        println!("step {step:>3}  loss {:.5}", loss.into_scalar());
     }
-    B::sync(&device).expect("the device syncs");
-    drop(observing);
+    nvtx::stop_capture();
+    trace::stop();
+    stats::stop();
     probe::set_op_ranges(false);
+    stopwatch::end_one_time_measurement("complete run");
 
-    let counts = counts.0.lock().unwrap();
-    let measured = steps.saturating_sub(WARMUP_STEPS);
+    stopwatch::print_eval_times();
+    let ops = stats::snapshot();
+    println!("{}", ops.table(stats::GroupBy::OpAndPhase));
+    std::fs::create_dir_all(out)?;
+    std::fs::write(
+        out.join("ops.json"),
+        ops.to_json(stats::GroupBy::OpAndPhase),
+    )?;
+    let summary = trace::write(out.join("trace.json"))?;
     println!(
-        "\n{steps} steps in {:.2?}; {} ops ({} distinct) ran inside NVTX op ranges over the {measured} steps after warm-up.",
-        start.elapsed(),
-        counts.values().sum::<usize>(),
-        counts.len(),
+        "\nwrote {} (timeline, {} spans: open it in https://ui.perfetto.dev) and {}",
+        out.join("trace.json").display(),
+        summary.events,
+        out.join("ops.json").display()
     );
-    let mut by_count: Vec<_> = counts.iter().collect();
-    by_count.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
-    println!("Most frequent ops:");
-    for (name, count) in by_count.iter().take(12) {
-        println!("  {name:<28} {count:>6}");
-    }
+    Ok(())
 }
 
-/// Train a small CNN on `Autodiff<Profiled<NdArray>>`, with NVTX op ranges after warm-up.
+/// Train a small CNN on `Autodiff<Profiled<NdArray>>` and show what the tools see.
 #[derive(clap::Parser)]
 struct Args {
     /// Training steps, the first 3 of them warm-up.
     #[arg(long, default_value_t = 20)]
     steps: usize,
+    /// Where `trace.json` and `ops.json` go.
+    #[arg(long, default_value = "target/burn-profiled/train")]
+    out: PathBuf,
 }
 
-fn main() {
+fn main() -> std::io::Result<()> {
     let args = <Args as clap::Parser>::parse();
-    train::<Autodiff<Profiled<NdArray>>>(args.steps);
+    train::<Autodiff<Profiled<NdArray>>>(args.steps, &args.out)
 }

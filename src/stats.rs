@@ -244,8 +244,15 @@ impl Snapshot {
                 },
                 mean_ns: (a.total.as_nanos() / u128::from(a.count.max(1))) as u64,
                 min_ns: a.min.as_nanos() as u64,
-                p50_ns: a.histogram.value_at_quantile(0.5),
-                p95_ns: a.histogram.value_at_quantile(0.95),
+                // The histogram answers with its bucket's upper edge: keep it within what was seen.
+                p50_ns: a
+                    .histogram
+                    .value_at_quantile(0.5)
+                    .clamp(a.min.as_nanos() as u64, a.max.as_nanos() as u64),
+                p95_ns: a
+                    .histogram
+                    .value_at_quantile(0.95)
+                    .clamp(a.min.as_nanos() as u64, a.max.as_nanos() as u64),
                 max_ns: a.max.as_nanos() as u64,
             })
             .collect();
@@ -315,6 +322,7 @@ impl Snapshot {
                 ""
             };
         let mut out = String::new();
+        let rule = rule.trim_end();
         let _ = writeln!(out, "{rule}");
         let header: String = columns
             .iter()
@@ -325,7 +333,7 @@ impl Snapshot {
             } else {
                 ""
             };
-        let _ = writeln!(out, "{header}");
+        let _ = writeln!(out, "{}", header.trim_end());
         let _ = writeln!(out, "{rule}");
         for row in &rows {
             let mut cells = vec![row.op.clone()];
