@@ -1,139 +1,217 @@
-//! Train a small CNN on `Autodiff<Profiled<NdArray>>` and show what the tools see.
+//! Train a small vision model on generated data, instrumented end to end, switched between
+//! training, evaluation, profiling and debugging by one configuration.
 //!
 //! ```text
-//! cargo run --release --example train -- [--steps N] [--out DIR]
-//! nsys profile --trace=nvtx --capture-range=nvtx --nvtx-capture=capture \
-//!     cargo run --release --example train                              # with Nsight Systems
+//! cargo run --release --example train -- [--steps N] [--out DIR] [--preset train|eval|profile|debug] [--config FILE]
+//! BURN_PROFILED=debug cargo run --release --example train          # the same, from the environment
+//! cargo run --release --features cuda --example train              # on a CUDA GPU
+//! nsys profile --trace=nvtx,cuda --capture-range=nvtx --nvtx-capture=capture \
+//!     cargo run --release --example train                          # steady state under Nsight
 //! ```
-//! After 3 warm-up steps: NVTX op ranges (every forward and backward kernel is a range in the
-//! domain `burn`, inside the user ranges `forward`, `backward`, `optimizer`), the capture range,
-//! op statistics and the timeline. At the end: the stopwatch report and the op table on stdout,
-//! `trace.json` and `ops.json` in the output directory.
+//!
+//! The model: two convolutions, max pooling, a LayerNorm and multi-head self-attention over the
+//! 5x5 feature patches, and a linear head; cross-entropy and Adam. A data-loading thread makes
+//! the batches. Each step is measured by the stopwatch (`step` with CPU usage, `forward`,
+//! `backward`, `optimizer`) and is inside NVTX ranges of the same names; the attention block
+//! and the head are `Ranged` sub-modules. After warm-up: op ranges, op statistics, the
+//! timeline and the capture range. At the end, per the preset: the report and the op table on
+//! stdout, and `trace.json`, `ops.json` and `run.json` in the output directory.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
+use std::sync::mpsc;
 
-use burn::backend::{Autodiff, NdArray};
 use burn::module::Module;
+use burn::nn::attention::{MhaInput, MultiHeadAttention, MultiHeadAttentionConfig};
 use burn::nn::conv::{Conv2d, Conv2dConfig};
 use burn::nn::loss::CrossEntropyLossConfig;
 use burn::nn::pool::{MaxPool2d, MaxPool2dConfig};
-use burn::nn::{Linear, LinearConfig, Relu};
+use burn::nn::{LayerNorm, LayerNormConfig, Linear, LinearConfig, Relu};
 use burn::optim::{AdamConfig, GradientsParams, Optimizer};
 use burn::tensor::backend::{AutodiffBackend, Backend};
-use burn::tensor::{Distribution, Int, Tensor};
-use burn_profiled::nvtx::{self, RangeConfig};
-use burn_profiled::stopwatch::{self, StopwatchConfig};
-use burn_profiled::{DeviceSync, Profiled, probe, stats, trace};
+use burn::tensor::{Int, Tensor, TensorData};
+use burn_profiled::config::{Preset, RuntimeConfig};
+use burn_profiled::nvtx::{self, Ranged};
+use burn_profiled::{Profiled, Session, stopwatch};
+use indicatif::{ProgressBar, ProgressStyle};
 
-const WARMUP_STEPS: usize = 3;
+const CLASSES: usize = 10;
+const CHANNELS: usize = 16;
 
 #[derive(Module, Debug)]
-struct Cnn<B: Backend> {
+struct VisionModel<B: Backend> {
     conv1: Conv2d<B>,
     conv2: Conv2d<B>,
     pool: MaxPool2d,
     relu: Relu,
-    head: Linear<B>,
+    norm: LayerNorm<B>,
+    attention: Ranged<MultiHeadAttention<B>>,
+    head: Ranged<Linear<B>>,
 }
 
-impl<B: Backend> Cnn<B> {
+impl<B: Backend> VisionModel<B> {
     fn new(device: &B::Device) -> Self {
-        Cnn {
+        VisionModel {
             conv1: Conv2dConfig::new([1, 8], [3, 3]).init(device),
-            conv2: Conv2dConfig::new([8, 16], [3, 3]).init(device),
+            conv2: Conv2dConfig::new([8, CHANNELS], [3, 3]).init(device),
             pool: MaxPool2dConfig::new([2, 2]).with_strides([2, 2]).init(),
             relu: Relu::new(),
-            head: LinearConfig::new(16 * 5 * 5, 10).init(device),
+            norm: LayerNormConfig::new(CHANNELS).init(device),
+            attention: Ranged::new(
+                "attention",
+                MultiHeadAttentionConfig::new(CHANNELS, 4).init(device),
+            ),
+            head: Ranged::new("head", LinearConfig::new(CHANNELS, CLASSES).init(device)),
         }
     }
 
+    /// `images`: (batch, 1, 14, 14) -> logits (batch, classes).
     fn forward(&self, images: Tensor<B, 4>) -> Tensor<B, 2> {
         let x = self.relu.forward(self.conv1.forward(images));
-        let x = self.pool.forward(self.relu.forward(self.conv2.forward(x)));
-        self.head.forward(x.flatten(1, 3))
+        let x = self.pool.forward(self.relu.forward(self.conv2.forward(x))); // (b, 16, 5, 5)
+        let [batch, channels, height, width] = x.dims();
+        let patches = x.reshape([batch, channels, height * width]).swap_dims(1, 2); // (b, 25, 16)
+        let patches = self.norm.forward(patches);
+        let attended = self.attention.forward(MhaInput::self_attn(patches)).context;
+        let pooled: Tensor<B, 2> = attended.mean_dim(1).squeeze_dim(1);
+        self.head.forward(pooled)
     }
 }
 
-fn train<B: AutodiffBackend>(steps: usize, out: &Path) -> std::io::Result<()> {
+/// A batch whose images carry their class as a bright row, so the model has something to learn.
+fn generated_batch(step: usize, batch: usize) -> (TensorData, TensorData) {
+    let labels: Vec<i64> = (0..batch).map(|i| ((i + step) % CLASSES) as i64).collect();
+    let mut pixels = vec![0f32; batch * 14 * 14];
+    for (sample, label) in labels.iter().enumerate() {
+        for (i, pixel) in pixels[sample * 196..(sample + 1) * 196]
+            .iter_mut()
+            .enumerate()
+        {
+            let noise = ((i * 7919 + sample * 104_729 + step * 31) % 1000) as f32 / 1000.0 - 0.5;
+            let row = i / 14;
+            *pixel = noise * 0.5 + if row == *label as usize + 2 { 1.5 } else { 0.0 };
+        }
+    }
+    (
+        TensorData::new(pixels, [batch, 1, 14, 14]),
+        TensorData::new(labels, [batch]),
+    )
+}
+
+fn train<B: AutodiffBackend>(config: RuntimeConfig, args: Args) -> std::io::Result<()> {
+    let Args {
+        steps, batch, out, ..
+    } = args;
     let device = B::Device::default();
     B::seed(&device, 0);
-    let sync = DeviceSync::new::<B>(device.clone());
-    nvtx::enable(RangeConfig::new());
-    stopwatch::enable(StopwatchConfig::new(WARMUP_STEPS, None).sync(sync));
-    stopwatch::set_cpu_usage_meas_name("step").expect("set before the first step");
-    stopwatch::start_one_time_measurement("complete run");
-
-    let mut model = Cnn::<B>::new(&device);
-    let mut optim = AdamConfig::new().init();
-    let images = Tensor::<B, 4>::random([32, 1, 14, 14], Distribution::Normal(0.0, 1.0), &device);
-    let labels = Tensor::<B, 1, Int>::from_data(
-        (0..32)
-            .map(|i| (i % 10) as i64)
-            .collect::<Vec<_>>()
-            .as_slice(),
-        &device,
+    println!(
+        "backend {}, {steps} steps, preset config:\n{}",
+        B::name(&device),
+        config.to_toml()
     );
-    for step in 0..steps {
-        if step == WARMUP_STEPS {
-            probe::set_op_ranges(true);
-            stats::start(stats::StatsConfig::default());
-            trace::start(trace::TraceConfig::default());
-            nvtx::start_capture();
-        }
-        let _step = stopwatch::meas("step");
+    let mut session = Session::start::<B>(config, &device, out);
+
+    // The data-loading thread builds the batches' tensors; its ops show on its own track.
+    let (batches, received) = mpsc::sync_channel(2);
+    let loader_device = device.clone();
+    let loader = std::thread::Builder::new()
+        .name("data loader".into())
+        .spawn(move || {
+            nvtx::name_current_thread("data loader");
+            for step in 0..steps {
+                let tensors = nvtx::scope("load batch", || {
+                    let (images, labels) = generated_batch(step, batch);
+                    (
+                        Tensor::<B, 4>::from_data(images, &loader_device),
+                        Tensor::<B, 1, Int>::from_data(labels, &loader_device),
+                    )
+                });
+                if batches.send(tensors).is_err() {
+                    return;
+                }
+            }
+        })?;
+
+    let mut losses = Vec::new();
+    let mut model = VisionModel::<B>::new(&device);
+    let mut optim = AdamConfig::new().init();
+    let progress = ProgressBar::new(steps as u64).with_style(
+        ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    for (images, labels) in received {
+        let step = stopwatch::meas("step");
+        let _step = nvtx::range("step");
         let logits = stopwatch::measure("forward", || {
-            nvtx::scope("forward", || model.forward(images.clone()))
+            nvtx::scope("forward", || model.forward(images))
         });
         let loss = CrossEntropyLossConfig::new()
             .init(&device)
-            .forward(logits, labels.clone());
+            .forward(logits, labels);
         let grads = stopwatch::measure("backward", || nvtx::scope("backward", || loss.backward()));
         model = stopwatch::measure("optimizer", || {
             nvtx::scope("optimizer", || {
                 let grads = GradientsParams::from_grads(grads, &model);
-                optim.step(1e-3, model, grads)
+                optim.step(1e-2, model, grads)
             })
         });
         drop(_step);
-        stopwatch::finish_iter();
-        println!("step {step:>3}  loss {:.5}", loss.into_scalar());
+        drop(step);
+        let loss: f32 = loss.into_scalar().to_string().parse().unwrap_or(f32::NAN);
+        progress.set_message(format!("loss {loss:.4}"));
+        losses.push(loss);
+        progress.inc(1);
+        if let Err(exceeded) = session.finish_iter() {
+            progress.abandon_with_message(exceeded.to_string());
+            break;
+        }
     }
-    nvtx::stop_capture();
-    trace::stop();
-    stats::stop();
-    probe::set_op_ranges(false);
-    stopwatch::end_one_time_measurement("complete run");
-
-    stopwatch::print_eval_times();
-    let ops = stats::snapshot();
-    println!("{}", ops.table(stats::GroupBy::OpAndPhase));
-    std::fs::create_dir_all(out)?;
-    std::fs::write(
-        out.join("ops.json"),
-        ops.to_json(stats::GroupBy::OpAndPhase),
-    )?;
-    let summary = trace::write(out.join("trace.json"))?;
-    println!(
-        "\nwrote {} (timeline, {} spans: open it in https://ui.perfetto.dev) and {}",
-        out.join("trace.json").display(),
-        summary.events,
-        out.join("ops.json").display()
-    );
+    progress.finish();
+    if let (Some(first), Some(last)) = (losses.first(), losses.last()) {
+        println!("loss: {first:.4} at the first step, {last:.4} at the last");
+    }
+    let _ = loader.join();
+    B::sync(&device).map_err(|error| std::io::Error::other(error.to_string()))?;
+    let summary = session.finish()?;
+    for file in &summary.files {
+        println!("wrote {}", file.display());
+    }
     Ok(())
 }
 
-/// Train a small CNN on `Autodiff<Profiled<NdArray>>` and show what the tools see.
+/// Train a small vision model on generated data, instrumented per the configuration.
 #[derive(clap::Parser)]
 struct Args {
-    /// Training steps, the first 3 of them warm-up.
-    #[arg(long, default_value_t = 20)]
+    /// Training steps (the first `stopwatch.warmup_iters` of them warm-up).
+    #[arg(long, default_value_t = 30)]
     steps: usize,
-    /// Where `trace.json` and `ops.json` go.
+    /// Images per batch.
+    #[arg(long, default_value_t = 32)]
+    batch: usize,
+    /// Where `trace.json`, `ops.json` and `run.json` go.
     #[arg(long, default_value = "target/burn-profiled/train")]
     out: PathBuf,
+    /// A preset: train, eval, profile or debug (default: `$BURN_PROFILED`, else profile).
+    #[arg(long, conflicts_with = "config")]
+    preset: Option<Preset>,
+    /// A configuration file (.toml or .json).
+    #[arg(long)]
+    config: Option<PathBuf>,
 }
 
 fn main() -> std::io::Result<()> {
     let args = <Args as clap::Parser>::parse();
-    train::<Autodiff<Profiled<NdArray>>>(args.steps, &args.out)
+    let config = match (args.preset, &args.config) {
+        (Some(preset), _) => Ok(RuntimeConfig::preset(preset)),
+        (None, Some(file)) => RuntimeConfig::from_file(file),
+        (None, None) => RuntimeConfig::from_env_or(Preset::Profile),
+    };
+    let config = config.unwrap_or_else(|error| {
+        eprintln!("{error}");
+        std::process::exit(2)
+    });
+    #[cfg(feature = "cuda")]
+    type B = burn::backend::Autodiff<Profiled<burn::backend::Cuda>>;
+    #[cfg(not(feature = "cuda"))]
+    type B = burn::backend::Autodiff<Profiled<burn::backend::NdArray>>;
+    train::<B>(config, args)
 }

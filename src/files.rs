@@ -14,6 +14,13 @@ pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()>
     let mut file = tempfile::NamedTempFile::new_in(dir)?;
     file.write_all(bytes)?;
     file.as_file().sync_all()?;
+    // Temporary files are private (0600); the result is an ordinary file.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        file.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(0o644))?;
+    }
     file.persist(path).map_err(|error| error.error)?;
     Ok(())
 }

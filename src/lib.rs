@@ -35,6 +35,7 @@
 
 mod backend;
 mod clock;
+pub mod config;
 mod device_sync;
 pub mod dump;
 mod files;
@@ -42,9 +43,11 @@ pub mod host;
 pub mod nvtx;
 pub mod probe;
 mod python_float;
+mod session;
 pub mod stats;
 pub mod stopwatch;
 pub mod trace;
 
 pub use backend::Profiled;
 pub use device_sync::DeviceSync;
+pub use session::{BURN_VERSION, RunSummary, Session};

@@ -1,0 +1,322 @@
+//! `RuntimeConfig`: one place that switches every tool on or off, from a preset, a TOML or JSON
+//! file, or the environment variable `BURN_PROFILED`, the way the original tools are enabled
+//! centrally from a training script.
+//!
+//! ```
+//! use burn_profiled::config::{Preset, RuntimeConfig};
+//!
+//! let profile = RuntimeConfig::preset(Preset::Profile);
+//! assert!(profile.nvtx.op_ranges && !profile.nvtx.keep_track_of_range_order);
+//!
+//! let custom: RuntimeConfig = RuntimeConfig::from_toml_str("
+//!     [stopwatch]
+//!     enabled = true
+//!     warmup_iters = 10
+//! ").unwrap();
+//! assert_eq!(custom.stopwatch.warmup_iters, 10);
+//! assert!(RuntimeConfig::from_toml_str("[stopwatch]\nwarmup = 1").is_err()); // unknown key
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+/// The stopwatch section.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct StopwatchSection {
+    /// Enable the stopwatch.
+    pub enabled: bool,
+    /// Iterations before measuring.
+    pub warmup_iters: usize,
+    /// Print the report every this many measured iterations (never when absent).
+    pub print_every: Option<usize>,
+    /// Sync the device before each timestamp.
+    pub sync: bool,
+    /// The measurement whose intervals sample CPU usage and memory.
+    pub cpu_usage_name: Option<String>,
+}
+
+impl Default for StopwatchSection {
+    fn default() -> Self {
+        StopwatchSection {
+            enabled: false,
+            warmup_iters: 3,
+            print_every: None,
+            sync: true,
+            cpu_usage_name: Some("step".to_owned()),
+        }
+    }
+}
+
+/// The NVTX section.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct NvtxSection {
+    /// User ranges (`nvtx::range`, `nvtx::scope`, stage markers).
+    pub user_ranges: bool,
+    /// One range per backend op of `Profiled` backends, after warm-up.
+    pub op_ranges: bool,
+    /// Sync the device before each user range push.
+    pub sync_on_push: bool,
+    /// Sync the device before each user range pop.
+    pub sync_on_pop: bool,
+    /// Check every pop against a per-thread stack (debugging).
+    pub keep_track_of_range_order: bool,
+    /// Sync the device around every op (attributes GPU time to ops; slow).
+    pub per_op_sync: bool,
+}
+
+/// The op statistics section.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct StatsSection {
+    /// Record per-op statistics after warm-up.
+    pub enabled: bool,
+    /// Also by input shapes.
+    pub by_shapes: bool,
+}
+
+/// The timeline section.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TraceSection {
+    /// Record the timeline after warm-up.
+    pub enabled: bool,
+    /// Events kept at most.
+    pub max_events: usize,
+}
+
+impl Default for TraceSection {
+    fn default() -> Self {
+        TraceSection {
+            enabled: false,
+            max_events: 1_000_000,
+        }
+    }
+}
+
+/// The tensor dump section.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DumpSection {
+    /// Dump tensors and gradients.
+    pub enabled: bool,
+    /// Where dumps go (default: `dumps/` in the output directory).
+    pub dir: Option<PathBuf>,
+    /// Compare with the dumps already there instead of writing.
+    pub compare: bool,
+}
+
+/// The capture section.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CaptureSection {
+    /// Start the Nsight capture (NVTX range `capture`, `cuProfilerStart`) when warm-up ends.
+    pub after_warmup: bool,
+}
+
+/// The host section.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HostSection {
+    /// Stop the run cleanly when resident memory passes this many MiB.
+    pub memory_limit_mib: Option<u64>,
+}
+
+/// What every tool does in a run. Missing keys take their defaults (everything off); unknown
+/// keys are errors.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RuntimeConfig {
+    /// The stopwatch.
+    pub stopwatch: StopwatchSection,
+    /// NVTX ranges.
+    pub nvtx: NvtxSection,
+    /// Per-op statistics.
+    pub stats: StatsSection,
+    /// The timeline.
+    pub trace: TraceSection,
+    /// Tensor dumps.
+    pub dump: DumpSection,
+    /// Nsight capture control.
+    pub capture: CaptureSection,
+    /// Host memory.
+    pub host: HostSection,
+}
+
+/// The presets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Preset {
+    /// Everything off: training at full speed.
+    Train,
+    /// The stopwatch only.
+    Eval,
+    /// Everything on (stopwatch, user and op ranges, statistics, timeline, capture after
+    /// warm-up), no order checks and no dumps.
+    Profile,
+    /// Everything on, with range order checks and tensor dumps.
+    Debug,
+}
+
+impl std::fmt::Display for Preset {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Preset::Train => "train",
+            Preset::Eval => "eval",
+            Preset::Profile => "profile",
+            Preset::Debug => "debug",
+        })
+    }
+}
+
+impl FromStr for Preset {
+    type Err = ConfigError;
+
+    fn from_str(name: &str) -> Result<Self, ConfigError> {
+        match name {
+            "train" => Ok(Preset::Train),
+            "eval" => Ok(Preset::Eval),
+            "profile" => Ok(Preset::Profile),
+            "debug" => Ok(Preset::Debug),
+            _ => Err(ConfigError::UnknownPreset(name.to_owned())),
+        }
+    }
+}
+
+/// Why a configuration could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// Not a preset name.
+    #[error(
+        "unknown preset `{0}`: expected train, eval, profile or debug, or the path of a .toml or .json file"
+    )]
+    UnknownPreset(String),
+    /// The file could not be read.
+    #[error("cannot read the configuration file {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The TOML is malformed or has an unknown key or a bad value.
+    #[error("invalid configuration{}: {message}", origin(.path))]
+    Toml {
+        /// The file, if there is one.
+        path: Option<PathBuf>,
+        /// toml's message: the key, the line and column, and what is wrong.
+        message: String,
+    },
+    /// The JSON is malformed or has an unknown key or a bad value.
+    #[error("invalid configuration{}: {message}", origin(.path))]
+    Json {
+        /// The file, if there is one.
+        path: Option<PathBuf>,
+        /// serde_json's message, with the line and column.
+        message: String,
+    },
+    /// A file that is neither `.toml` nor `.json`.
+    #[error("configuration file {0} must end in .toml or .json")]
+    Extension(PathBuf),
+}
+
+fn origin(path: &Option<PathBuf>) -> String {
+    path.as_ref()
+        .map(|p| format!(" in {}", p.display()))
+        .unwrap_or_default()
+}
+
+/// The environment variable [`RuntimeConfig::from_env`] reads.
+pub const ENV_VAR: &str = "BURN_PROFILED";
+
+impl RuntimeConfig {
+    /// A preset.
+    pub fn preset(preset: Preset) -> Self {
+        let mut config = RuntimeConfig::default();
+        match preset {
+            Preset::Train => {}
+            Preset::Eval => config.stopwatch.enabled = true,
+            Preset::Profile | Preset::Debug => {
+                config.stopwatch.enabled = true;
+                config.nvtx.user_ranges = true;
+                config.nvtx.op_ranges = true;
+                config.stats.enabled = true;
+                config.trace.enabled = true;
+                config.capture.after_warmup = true;
+                if preset == Preset::Debug {
+                    config.nvtx.keep_track_of_range_order = true;
+                    config.dump.enabled = true;
+                    config.stats.by_shapes = true;
+                }
+            }
+        }
+        config
+    }
+
+    /// Parses TOML text.
+    pub fn from_toml_str(text: &str) -> Result<Self, ConfigError> {
+        toml::from_str(text).map_err(|error| ConfigError::Toml {
+            path: None,
+            message: error.to_string().trim_end().to_owned(),
+        })
+    }
+
+    /// Parses JSON text.
+    pub fn from_json_str(text: &str) -> Result<Self, ConfigError> {
+        serde_json::from_str(text).map_err(|error| ConfigError::Json {
+            path: None,
+            message: error.to_string(),
+        })
+    }
+
+    /// Reads a `.toml` or `.json` file.
+    pub fn from_file(path: impl AsRef<Path>) -> Result<Self, ConfigError> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
+        let with_path = |error: ConfigError| match error {
+            ConfigError::Toml { message, .. } => ConfigError::Toml {
+                path: Some(path.to_owned()),
+                message,
+            },
+            ConfigError::Json { message, .. } => ConfigError::Json {
+                path: Some(path.to_owned()),
+                message,
+            },
+            other => other,
+        };
+        match path.extension().and_then(|e| e.to_str()) {
+            Some("toml") => Self::from_toml_str(&text).map_err(with_path),
+            Some("json") => Self::from_json_str(&text).map_err(with_path),
+            _ => Err(ConfigError::Extension(path.to_owned())),
+        }
+    }
+
+    /// A preset name or a file path.
+    pub fn from_name_or_path(value: &str) -> Result<Self, ConfigError> {
+        if value.ends_with(".toml") || value.ends_with(".json") {
+            Self::from_file(value)
+        } else {
+            value.parse().map(Self::preset)
+        }
+    }
+
+    /// The configuration named by `BURN_PROFILED` (a preset name or a file path), or `default`
+    /// when the variable is unset.
+    pub fn from_env_or(default: Preset) -> Result<Self, ConfigError> {
+        match std::env::var(ENV_VAR) {
+            Ok(value) if !value.is_empty() => Self::from_name_or_path(&value),
+            _ => Ok(Self::preset(default)),
+        }
+    }
+
+    /// The configuration as TOML, e.g. to start a file from a preset.
+    pub fn to_toml(&self) -> String {
+        toml::to_string_pretty(self).unwrap_or_default()
+    }
+}

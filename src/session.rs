@@ -1,0 +1,240 @@
+//! A profiling session: a [`RuntimeConfig`] applied to a training loop, from the first step to
+//! the artefacts on disk.
+//!
+//! ```no_run
+//! use burn::backend::{Autodiff, NdArray};
+//! use burn_profiled::config::{Preset, RuntimeConfig};
+//! use burn_profiled::{Profiled, Session};
+//!
+//! type B = Autodiff<Profiled<NdArray>>;
+//! let device = Default::default();
+//! let config = RuntimeConfig::from_env_or(Preset::Train).expect("a valid BURN_PROFILED");
+//! let mut session = Session::start::<B>(config, &device, "target/run");
+//! for _step in 0..100 {
+//!     // ... forward, backward, optimizer, inside stopwatch measurements and nvtx ranges
+//!     if let Err(exceeded) = session.finish_iter() {
+//!         eprintln!("{exceeded}");
+//!         break;
+//!     }
+//! }
+//! session.finish().expect("artefacts written");
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use burn_backend::Backend;
+use serde::Serialize;
+
+use crate::config::RuntimeConfig;
+use crate::host::{MemoryGuard, MemoryLimitExceeded};
+use crate::nvtx::{self, RangeConfig};
+use crate::stopwatch::{self, StopwatchConfig};
+use crate::{DeviceSync, probe, stats, trace};
+
+/// The Burn version this crate is built against (pinned in its Cargo.toml).
+pub const BURN_VERSION: &str = "0.21.0";
+
+/// A run under a [`RuntimeConfig`]: tools enabled at the start, per-op tools switched on when
+/// warm-up ends, artefacts written at the end.
+pub struct Session {
+    config: RuntimeConfig,
+    out_dir: PathBuf,
+    backend: String,
+    device: String,
+    started: Instant,
+    steps: usize,
+    warmup_done: bool,
+    memory_guard: Option<MemoryGuard>,
+}
+
+/// What [`Session::finish`] wrote, for `run.json` and the caller.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunSummary {
+    /// The configuration the run used.
+    pub config: RuntimeConfig,
+    /// This crate's version.
+    pub crate_version: &'static str,
+    /// Burn's version.
+    pub burn_version: &'static str,
+    /// `B::name(device)`.
+    pub backend: String,
+    /// The device, as `Debug` prints it.
+    pub device: String,
+    /// Iterations finished.
+    pub steps: usize,
+    /// Iterations after warm-up.
+    pub measured_steps: usize,
+    /// Wall time from `start` to `finish`, in seconds.
+    pub wall_seconds: f64,
+    /// The stopwatch report, if the stopwatch ran.
+    pub stopwatch: Option<stopwatch::Report>,
+    /// Files written.
+    pub files: Vec<PathBuf>,
+}
+
+impl Session {
+    /// Enables the tools `config` asks for, syncing `device` where it asks for sync, and keeps
+    /// `out_dir` for the artefacts.
+    ///
+    /// # Panics
+    /// If a tool it enables was enabled before in this process (the tools are enable-once).
+    pub fn start<B: Backend>(
+        config: RuntimeConfig,
+        device: &B::Device,
+        out_dir: impl Into<PathBuf>,
+    ) -> Self {
+        let sync = DeviceSync::new::<B>(device.clone());
+        if config.stopwatch.enabled {
+            let print_every = config
+                .stopwatch
+                .print_every
+                .and_then(std::num::NonZeroUsize::new);
+            let mut stopwatch_config =
+                StopwatchConfig::new(config.stopwatch.warmup_iters, print_every);
+            if config.stopwatch.sync {
+                stopwatch_config = stopwatch_config.sync(sync.clone());
+            }
+            stopwatch::enable(stopwatch_config);
+            if let Some(name) = &config.stopwatch.cpu_usage_name {
+                // A fresh stopwatch has measured nothing: selecting a name cannot fail.
+                let _ = stopwatch::set_cpu_usage_meas_name(name);
+            }
+            stopwatch::start_one_time_measurement("complete run");
+        }
+        if config.nvtx.user_ranges {
+            let mut ranges =
+                RangeConfig::new().keep_track_of_range_order(config.nvtx.keep_track_of_range_order);
+            if config.nvtx.sync_on_push {
+                ranges = ranges.sync_on_push(sync.clone());
+            }
+            if config.nvtx.sync_on_pop {
+                ranges = ranges.sync_on_pop(sync);
+            }
+            nvtx::enable(ranges);
+        }
+        let mut session = Session {
+            memory_guard: config
+                .host
+                .memory_limit_mib
+                .map(|mib| MemoryGuard::new(mib << 20)),
+            backend: B::name(device),
+            device: format!("{device:?}"),
+            config,
+            out_dir: out_dir.into(),
+            started: Instant::now(),
+            steps: 0,
+            warmup_done: false,
+        };
+        if session.config.stopwatch.warmup_iters == 0 {
+            session.end_warmup();
+        }
+        session
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &RuntimeConfig {
+        &self.config
+    }
+
+    /// Where artefacts go.
+    pub fn out_dir(&self) -> &Path {
+        &self.out_dir
+    }
+
+    /// Iterations finished so far.
+    pub fn steps(&self) -> usize {
+        self.steps
+    }
+
+    /// Whether warm-up is over (per-op tools recording).
+    pub fn warmup_done(&self) -> bool {
+        self.warmup_done
+    }
+
+    fn end_warmup(&mut self) {
+        self.warmup_done = true;
+        let config = &self.config;
+        probe::set_op_sync(config.nvtx.per_op_sync);
+        probe::set_op_ranges(config.nvtx.op_ranges);
+        if config.stats.enabled {
+            stats::start(stats::StatsConfig {
+                by_shapes: config.stats.by_shapes,
+            });
+        }
+        if config.trace.enabled {
+            trace::start(trace::TraceConfig {
+                max_events: config.trace.max_events,
+            });
+        }
+        if config.capture.after_warmup {
+            nvtx::start_capture();
+        }
+    }
+
+    /// Ends an iteration: the stopwatch's `finish_iter`, per-op tools on when warm-up ends, and
+    /// the memory guard's check.
+    pub fn finish_iter(&mut self) -> Result<(), MemoryLimitExceeded> {
+        stopwatch::finish_iter();
+        self.steps += 1;
+        if !self.warmup_done && self.steps >= self.config.stopwatch.warmup_iters {
+            self.end_warmup();
+        }
+        match &self.memory_guard {
+            Some(guard) => guard.check(),
+            None => Ok(()),
+        }
+    }
+
+    /// Stops the per-op tools, prints the stopwatch report and the op table, and writes
+    /// `trace.json`, `ops.json` and `run.json` (those whose tools ran) to the output directory.
+    pub fn finish(self) -> std::io::Result<RunSummary> {
+        let config = &self.config;
+        nvtx::stop_capture();
+        probe::set_op_ranges(false);
+        probe::set_op_sync(false);
+        stats::stop();
+        trace::stop();
+        if config.stopwatch.enabled {
+            stopwatch::end_one_time_measurement("complete run");
+        }
+        std::fs::create_dir_all(&self.out_dir)?;
+        let mut files = Vec::new();
+        let report = stopwatch::report();
+        if let Some(report) = &report {
+            println!("{report}");
+        }
+        if config.stats.enabled {
+            let snapshot = stats::snapshot();
+            println!("{}", snapshot.table(stats::GroupBy::OpAndPhase));
+            let path = self.out_dir.join("ops.json");
+            crate::files::write_atomically(
+                &path,
+                snapshot.to_json(stats::GroupBy::OpAndPhase).as_bytes(),
+            )?;
+            files.push(path);
+        }
+        if config.trace.enabled {
+            let path = self.out_dir.join("trace.json");
+            trace::write(&path)?;
+            files.push(path);
+        }
+        let path = self.out_dir.join("run.json");
+        files.push(path.clone());
+        let summary = RunSummary {
+            config: self.config.clone(),
+            crate_version: env!("CARGO_PKG_VERSION"),
+            burn_version: BURN_VERSION,
+            backend: self.backend.clone(),
+            device: self.device.clone(),
+            steps: self.steps,
+            measured_steps: self.steps.saturating_sub(config.stopwatch.warmup_iters),
+            wall_seconds: self.started.elapsed().as_secs_f64(),
+            stopwatch: report,
+            files,
+        };
+        let json = serde_json::to_string_pretty(&summary).map_err(std::io::Error::other)?;
+        crate::files::write_atomically(&path, json.as_bytes())?;
+        Ok(summary)
+    }
+}

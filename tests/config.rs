@@ -1,0 +1,105 @@
+//! Loading a `RuntimeConfig`: presets, TOML and JSON files, the environment, and errors that
+//! name the key or the line.
+
+use burn_profiled::config::{ConfigError, Preset, RuntimeConfig};
+
+#[test]
+fn presets_switch_what_they_promise() {
+    let train = RuntimeConfig::preset(Preset::Train);
+    assert_eq!(train, RuntimeConfig::default());
+    assert!(
+        !train.stopwatch.enabled
+            && !train.nvtx.op_ranges
+            && !train.stats.enabled
+            && !train.dump.enabled
+    );
+
+    let eval = RuntimeConfig::preset(Preset::Eval);
+    assert!(
+        eval.stopwatch.enabled
+            && !eval.nvtx.user_ranges
+            && !eval.nvtx.op_ranges
+            && !eval.trace.enabled
+    );
+
+    let profile = RuntimeConfig::preset(Preset::Profile);
+    assert!(profile.stopwatch.enabled && profile.nvtx.user_ranges && profile.nvtx.op_ranges);
+    assert!(profile.stats.enabled && profile.trace.enabled && profile.capture.after_warmup);
+    assert!(!profile.nvtx.keep_track_of_range_order && !profile.dump.enabled);
+
+    let debug = RuntimeConfig::preset(Preset::Debug);
+    assert!(debug.nvtx.keep_track_of_range_order && debug.dump.enabled && debug.trace.enabled);
+}
+
+#[test]
+fn files_round_trip_and_partial_files_take_defaults() {
+    let dir = tempfile::tempdir().unwrap();
+    let debug = RuntimeConfig::preset(Preset::Debug);
+    let toml_path = dir.path().join("debug.toml");
+    std::fs::write(&toml_path, debug.to_toml()).unwrap();
+    assert_eq!(RuntimeConfig::from_file(&toml_path).unwrap(), debug);
+
+    let json_path = dir.path().join("partial.json");
+    std::fs::write(&json_path, r#"{"stats": {"enabled": true}}"#).unwrap();
+    let partial = RuntimeConfig::from_file(&json_path).unwrap();
+    assert!(partial.stats.enabled && !partial.stopwatch.enabled);
+    assert_eq!(
+        RuntimeConfig::from_name_or_path(json_path.to_str().unwrap()).unwrap(),
+        partial
+    );
+    assert_eq!(
+        RuntimeConfig::from_name_or_path("eval").unwrap(),
+        RuntimeConfig::preset(Preset::Eval)
+    );
+}
+
+#[test]
+fn errors_name_the_key_the_line_or_the_file() {
+    let unknown = RuntimeConfig::from_toml_str("[stopwatch]\nenabled = true\nwarmup = 3\n")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        unknown.contains("warmup") && unknown.contains("line 3"),
+        "{unknown}"
+    );
+
+    let bad_value = RuntimeConfig::from_toml_str("[trace]\nmax_events = \"many\"\n")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        bad_value.contains("max_events") || bad_value.contains("line 2"),
+        "{bad_value}"
+    );
+
+    let unknown_section = RuntimeConfig::from_json_str("{\n  \"stopwach\": {}\n}")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        unknown_section.contains("stopwach") && unknown_section.contains("line 2"),
+        "{unknown_section}"
+    );
+
+    let missing = RuntimeConfig::from_file("/nonexistent/run.toml").unwrap_err();
+    assert!(matches!(missing, ConfigError::Read { .. }));
+    assert!(missing.to_string().contains("/nonexistent/run.toml"));
+
+    let dir = tempfile::tempdir().unwrap();
+    let broken = dir.path().join("broken.toml");
+    std::fs::write(&broken, "[nvtx]\nop_ranges = yes\n").unwrap();
+    let message = RuntimeConfig::from_file(&broken).unwrap_err().to_string();
+    assert!(
+        message.contains("broken.toml") && message.contains("line 2"),
+        "{message}"
+    );
+
+    assert_eq!(
+        RuntimeConfig::from_name_or_path("fast")
+            .unwrap_err()
+            .to_string(),
+        "unknown preset `fast`: expected train, eval, profile or debug, or the path of a .toml or .json file"
+    );
+    assert!(matches!(
+        RuntimeConfig::from_file(dir.path().join("x.yaml")),
+        Err(ConfigError::Read { .. }) | Err(ConfigError::Extension(_))
+    ));
+}

@@ -1,0 +1,146 @@
+//! The training example under each preset writes exactly the artefacts the preset promises,
+//! and a bad configuration file stops it with a message naming the key and the line.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+/// The `train` example, built by `cargo test` next to this test's binary.
+fn train_example() -> PathBuf {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let profile_dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("target/<profile>/deps/..");
+    let example = profile_dir.join("examples").join("train");
+    assert!(
+        example.exists(),
+        "{} is missing: run `cargo test` (it builds the examples)",
+        example.display()
+    );
+    example
+}
+
+fn run(args: &[&str], out: &Path) -> Output {
+    Command::new(train_example())
+        .args(args)
+        .args(["--batch", "2"])
+        .arg("--out")
+        .arg(out)
+        .env_remove("BURN_PROFILED")
+        .output()
+        .expect("the example runs")
+}
+
+fn json(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn files(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn each_preset_writes_what_it_promises() {
+    let dir = tempfile::tempdir().unwrap();
+
+    let out = dir.path().join("train");
+    let output = run(&["--steps", "4", "--preset", "train"], &out);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(files(&out), ["run.json"]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(!stdout.contains("Stopwatch"), "train measures nothing");
+    let run_json = json(&out.join("run.json"));
+    assert_eq!(run_json["steps"], 4);
+    assert_eq!(run_json["burn_version"], "0.21.0");
+    assert!(
+        run_json["backend"]
+            .as_str()
+            .unwrap()
+            .contains("profiled<ndarray>")
+    );
+
+    let out = dir.path().join("eval");
+    let output = run(&["--steps", "5", "--preset", "eval"], &out);
+    assert!(output.status.success());
+    assert_eq!(files(&out), ["run.json"]);
+    assert!(String::from_utf8_lossy(&output.stdout).contains("Num. measured iterations: 2"));
+    assert_eq!(
+        json(&out.join("run.json"))["stopwatch"]["state"]["iterations"],
+        2
+    );
+
+    let out = dir.path().join("profile");
+    let output = run(&["--steps", "5", "--preset", "profile"], &out);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(files(&out), ["ops.json", "run.json", "trace.json"]);
+    let ops = json(&out.join("ops.json"));
+    let rows = ops["rows"].as_array().unwrap();
+    assert!(ops["total_calls"].as_u64().unwrap() > 0);
+    for op in ["conv2d", "conv2d_x_backward", "float_matmul", "linear"] {
+        assert!(
+            rows.iter()
+                .any(|r| r["op"] == op && r["calls"].as_u64().unwrap() > 0),
+            "{op} in ops.json"
+        );
+    }
+    assert!(
+        rows.iter()
+            .any(|r| r["op"] == "linear" && r["phase"] == "head"),
+        "the Ranged head is a phase"
+    );
+    let trace = json(&out.join("trace.json"));
+    let events = trace["traceEvents"].as_array().unwrap();
+    let spans: Vec<&Value> = events.iter().filter(|e| e["ph"] == "X").collect();
+    assert!(spans.iter().any(|e| e["cat"] == "op") && spans.iter().any(|e| e["cat"] == "range"));
+    assert!(
+        spans
+            .iter()
+            .any(|e| e["cat"] == "stopwatch" && e["name"] == "forward")
+    );
+    assert!(spans.iter().all(|e| e["dur"].as_f64().unwrap() >= 0.0));
+    let names: Vec<&str> = events
+        .iter()
+        .filter(|e| e["name"] == "thread_name")
+        .map(|e| e["args"]["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"data loader"), "{names:?}");
+}
+
+#[test]
+fn a_bad_configuration_file_names_the_key_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("run.toml");
+    std::fs::write(
+        &config,
+        "[stopwatch]\nenabled = true\nwarmup_iterations = 2\n",
+    )
+    .unwrap();
+    let output = run(
+        &["--config", config.to_str().unwrap()],
+        &dir.path().join("out"),
+    );
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("run.toml")
+            && stderr.contains("warmup_iterations")
+            && stderr.contains("line 3"),
+        "{stderr}"
+    );
+}
