@@ -32,6 +32,7 @@ static FLAGS: AtomicU8 = AtomicU8::new(0);
 ///
 /// Every forwarded method of [`Profiled`](crate::Profiled) owns one `Op`, so observers can key
 /// statistics by its [`name`](Op::name) (or by its address, which is stable for the process).
+#[cfg_attr(not(feature = "nvtx"), allow(dead_code))]
 pub struct Op {
     name_nul: &'static str,
     c_name: &'static CStr,
@@ -57,6 +58,7 @@ impl Op {
         &self.name_nul[..self.name_nul.len() - 1]
     }
 
+    #[cfg_attr(not(feature = "nvtx"), allow(dead_code))]
     pub(crate) fn c_name(&self) -> &'static CStr {
         self.c_name
     }

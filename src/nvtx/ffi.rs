@@ -1,6 +1,8 @@
 //! The raw NVTX calls, in one place. Without the `nvtx` cargo feature they compile to nothing.
 
-use super::label::{Color, Label};
+#[cfg(feature = "nvtx")]
+use super::label::Color;
+use super::label::Label;
 
 /// A domain created by this crate; `None` stands for NVTX's default domain.
 #[derive(Clone, Copy, Debug)]
@@ -12,6 +14,7 @@ pub(crate) struct RawDomain {
 }
 
 /// The key of `domain` (0 for the default domain).
+#[cfg_attr(not(feature = "nvtx"), allow(dead_code))]
 pub(crate) fn domain_key(domain: Option<RawDomain>) -> u64 {
     domain.map_or(0, |d| d.key)
 }

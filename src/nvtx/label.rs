@@ -59,16 +59,19 @@ impl Label {
     }
 
     /// The registered string to send instead of the text, if it belongs to this domain.
+    #[cfg_attr(not(feature = "nvtx"), allow(dead_code))]
     pub(crate) fn registered_in(&self, domain_key: u64) -> Option<RawString> {
         self.registered
             .filter(|(key, _)| *key == domain_key)
             .map(|(_, handle)| handle)
     }
 
+    #[cfg_attr(not(feature = "nvtx"), allow(dead_code))]
     pub(crate) fn color_value(&self) -> Option<Color> {
         self.color
     }
 
+    #[cfg_attr(not(feature = "nvtx"), allow(dead_code))]
     pub(crate) fn category_id(&self) -> u32 {
         self.category.map_or(0, |c| c.0)
     }
