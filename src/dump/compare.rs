@@ -198,8 +198,9 @@ impl Walk<'_> {
                     steps.pop();
                 }
             }
-            (r, c) if number(r).is_some() && number(c).is_some() => {
-                let (r_value, c_value) = (number(r).unwrap_or(0.0), number(c).unwrap_or(0.0));
+            (r, c) if r.as_number().is_some() && c.as_number().is_some() => {
+                let (r_value, c_value) =
+                    (r.as_number().unwrap_or(0.0), c.as_number().unwrap_or(0.0));
                 let difference = (c_value - r_value).abs();
                 if difference > self.options.eps {
                     let text = format!(
@@ -226,16 +227,6 @@ impl Walk<'_> {
     }
 }
 
-/// A number as Python's `numbers.Number` sees it (bools included).
-fn number(value: &PyJson) -> Option<f64> {
-    match value {
-        PyJson::Bool(b) => Some(f64::from(u8::from(*b))),
-        PyJson::Int(i) => Some(*i as f64),
-        PyJson::Float(f) => Some(*f),
-        _ => None,
-    }
-}
-
 /// `current - reference` as Python prints it: an int for ints and bools, else a float.
 fn python_difference(reference: &PyJson, current: &PyJson) -> String {
     let as_int = |v: &PyJson| match v {
@@ -248,7 +239,9 @@ fn python_difference(reference: &PyJson, current: &PyJson) -> String {
             || python_float::repr(c as f64 - r as f64),
             |d| d.to_string(),
         ),
-        _ => python_float::repr(number(current).unwrap_or(0.0) - number(reference).unwrap_or(0.0)),
+        _ => python_float::repr(
+            current.as_number().unwrap_or(0.0) - reference.as_number().unwrap_or(0.0),
+        ),
     }
 }
 
@@ -333,7 +326,7 @@ pub fn looks_like_tensor(value: &PyJson) -> bool {
                         dims
                     })
             }
-            v if number(v).is_some() => Some(Vec::new()),
+            v if v.as_number().is_some() => Some(Vec::new()),
             _ => None,
         }
     }

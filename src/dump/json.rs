@@ -38,6 +38,16 @@ impl PyJson {
         }
     }
 
+    /// The value as a number, as Python's `numbers.Number` sees it: ints, floats and bools.
+    pub fn as_number(&self) -> Option<f64> {
+        match self {
+            PyJson::Bool(b) => Some(f64::from(u8::from(*b))),
+            PyJson::Int(i) => Some(*i as f64),
+            PyJson::Float(f) => Some(*f),
+            _ => None,
+        }
+    }
+
     /// The value as Python's `json.dumps(value, indent=2)` writes it.
     pub fn to_python_string(&self) -> String {
         let mut out = String::new();

@@ -1,0 +1,264 @@
+//! A stored structure as the main JSON file plus a list of blob files: permutations applied,
+//! JSON tensors as nested lists, other dump types as `"{path}.{ext}"` names, image stacks
+//! split into one file per image (`.i.j.k`). Everything is checked here, before any file is
+//! written.
+
+use std::collections::HashSet;
+
+use burn::tensor::{DType, TensorData};
+
+use super::error::DumpError;
+use super::json::PyJson;
+use super::options::DumpType;
+use super::tree::{Content, Node, Record};
+
+/// A file to write next to the main JSON file.
+pub(crate) struct Blob {
+    /// The dotted name with its extension (`group.bin.bin`); the file is `[{kind}.json]{name}`.
+    pub name: String,
+    /// The (permuted) data.
+    pub data: TensorData,
+    /// Binary, an image type or Npy.
+    pub dump_type: DumpType,
+}
+
+/// The formatted structure.
+pub(crate) struct Formatted {
+    pub json: PyJson,
+    pub blobs: Vec<Blob>,
+    /// The structure paths holding a tensor (for the comparison's per-tensor limit).
+    pub tensor_paths: HashSet<String>,
+    /// Whether image shapes are checked (dumping; a comparison refuses images anyway).
+    check_images: bool,
+}
+
+/// Formats `root`. `split_images`: dumping (image stacks become one file per image), not
+/// comparing. `file_for` gives the file an image check reports.
+pub(crate) fn format(
+    root: &[(String, Node)],
+    split_images: bool,
+    file_for: &dyn Fn(&str) -> String,
+) -> Result<Formatted, DumpError> {
+    let mut out = Formatted {
+        json: PyJson::Null,
+        blobs: Vec::new(),
+        tensor_paths: HashSet::new(),
+        check_images: split_images,
+    };
+    let mut entries = Vec::with_capacity(root.len());
+    for (key, node) in root {
+        entries.push((
+            key.clone(),
+            node_json(node, key, split_images, file_for, &mut out)?,
+        ));
+    }
+    out.json = PyJson::Object(entries);
+    Ok(out)
+}
+
+fn node_json(
+    node: &Node,
+    path: &str,
+    split_images: bool,
+    file_for: &dyn Fn(&str) -> String,
+    out: &mut Formatted,
+) -> Result<PyJson, DumpError> {
+    Ok(match node {
+        Node::Leaf(leaf) => leaf.clone(),
+        Node::Map(entries) => PyJson::Object(
+            entries
+                .iter()
+                .map(|(key, child)| {
+                    let child =
+                        node_json(child, &format!("{path}.{key}"), split_images, file_for, out)?;
+                    Ok((key.clone(), child))
+                })
+                .collect::<Result<_, DumpError>>()?,
+        ),
+        Node::List(items) => PyJson::List(
+            items
+                .iter()
+                .enumerate()
+                .map(|(i, child)| {
+                    node_json(child, &format!("{path}.{i}"), split_images, file_for, out)
+                })
+                .collect::<Result<_, _>>()?,
+        ),
+        Node::Record(record) => record_json(record, path, split_images, file_for, out)?,
+    })
+}
+
+fn record_json(
+    record: &Record,
+    path: &str,
+    split_images: bool,
+    file_for: &dyn Fn(&str) -> String,
+    out: &mut Formatted,
+) -> Result<PyJson, DumpError> {
+    let Content::Data(data) = &record.content else {
+        // Gradient inputs before `set_gradients` are refused earlier; the original would
+        // dump the tensor values.
+        return Err(DumpError::GradientsNotComputedForDump);
+    };
+    let data = match &record.permute {
+        Some(axes) => permute(data, axes).ok_or_else(|| DumpError::InvalidPermutation {
+            path: path.to_owned(),
+            axes: axes.clone(),
+            shape: data.shape.to_vec(),
+        })?,
+        None => data.clone(),
+    };
+    if split_images
+        && let Some(rank) = record.dump_type.image_rank()
+        && data.shape.len() > rank
+    {
+        return split(&data, path, rank, record.dump_type, file_for, out);
+    }
+    out.tensor_paths.insert(path.to_owned());
+    blob_or_json(data, path, record.dump_type, file_for, out)
+}
+
+fn blob_or_json(
+    data: TensorData,
+    path: &str,
+    dump_type: DumpType,
+    file_for: &dyn Fn(&str) -> String,
+    out: &mut Formatted,
+) -> Result<PyJson, DumpError> {
+    let Some(ext) = dump_type.extension() else {
+        return tensor_json(&data, path);
+    };
+    let name = format!("{path}.{ext}");
+    if let Some(rank) = dump_type.image_rank()
+        && out.check_images
+    {
+        let shape = data.shape.to_vec();
+        if shape.len() != rank {
+            return Err(DumpError::ImageRank {
+                file: file_for(&name),
+                ndim: shape.len(),
+                dump_type: dump_type.python_name().to_owned(),
+            });
+        }
+        if rank == 3 && shape[2] != 3 {
+            return Err(DumpError::ImageChannels {
+                file: file_for(&name),
+                channels: shape[2],
+            });
+        }
+    }
+    out.blobs.push(Blob {
+        name: name.clone(),
+        data,
+        dump_type,
+    });
+    Ok(PyJson::Str(name))
+}
+
+/// Splits an image stack over its leading dims into nested lists of single images.
+fn split(
+    data: &TensorData,
+    path: &str,
+    rank: usize,
+    dump_type: DumpType,
+    file_for: &dyn Fn(&str) -> String,
+    out: &mut Formatted,
+) -> Result<PyJson, DumpError> {
+    let shape = data.shape.to_vec();
+    if shape.len() == rank {
+        return blob_or_json(data.clone(), path, dump_type, file_for, out);
+    }
+    let count = shape[0];
+    let inner: Vec<usize> = shape[1..].to_vec();
+    let chunk = inner.iter().product::<usize>() * data.dtype.size();
+    let bytes = data.as_bytes();
+    let mut items = Vec::with_capacity(count);
+    for i in 0..count {
+        let part = TensorData::from_bytes_vec(
+            bytes[i * chunk..(i + 1) * chunk].to_vec(),
+            inner.clone(),
+            data.dtype,
+        );
+        items.push(split(
+            &part,
+            &format!("{path}.{i}"),
+            rank,
+            dump_type,
+            file_for,
+            out,
+        )?);
+    }
+    Ok(PyJson::List(items))
+}
+
+/// `data` with its axes permuted (`result.shape[i] = shape[axes[i]]`); `None` when `axes` is
+/// not a permutation of the axes.
+pub(crate) fn permute(data: &TensorData, axes: &[usize]) -> Option<TensorData> {
+    let shape = data.shape.to_vec();
+    let rank = shape.len();
+    let mut seen = vec![false; rank];
+    if axes.len() != rank
+        || axes
+            .iter()
+            .any(|&a| a >= rank || std::mem::replace(&mut seen[a], true))
+    {
+        return None;
+    }
+    let size = data.dtype.size();
+    let mut strides = vec![size; rank];
+    for i in (0..rank.saturating_sub(1)).rev() {
+        strides[i] = strides[i + 1] * shape[i + 1];
+    }
+    let new_shape: Vec<usize> = axes.iter().map(|&a| shape[a]).collect();
+    let new_strides: Vec<usize> = axes.iter().map(|&a| strides[a]).collect();
+    let bytes = data.as_bytes();
+    let total: usize = shape.iter().product();
+    let mut out = Vec::with_capacity(total * size);
+    let mut index = vec![0usize; rank];
+    for _ in 0..total {
+        let offset: usize = index.iter().zip(&new_strides).map(|(i, s)| i * s).sum();
+        out.extend_from_slice(&bytes[offset..offset + size]);
+        for d in (0..rank).rev() {
+            index[d] += 1;
+            if index[d] < new_shape[d] {
+                break;
+            }
+            index[d] = 0;
+        }
+    }
+    Some(TensorData::from_bytes_vec(out, new_shape, data.dtype))
+}
+
+/// A tensor as `tensor.tolist()` writes it: nested lists of plain numbers (floats widened to
+/// double, ints as ints, bools as `true`/`false`); a 0-d tensor is a bare number.
+pub(crate) fn tensor_json(data: &TensorData, path: &str) -> Result<PyJson, DumpError> {
+    let flat: Vec<PyJson> = match data.dtype {
+        DType::F64 | DType::F32 | DType::Flex32 | DType::F16 | DType::BF16 => {
+            data.iter::<f64>().map(PyJson::Float).collect()
+        }
+        DType::I64 | DType::I32 | DType::I16 | DType::I8 | DType::U32 | DType::U16 | DType::U8 => {
+            data.iter::<i64>().map(PyJson::Int).collect()
+        }
+        DType::U64 => data
+            .iter::<u64>()
+            .map(|v| i64::try_from(v).map_or(PyJson::Float(v as f64), PyJson::Int))
+            .collect(),
+        DType::Bool(_) => data.iter::<bool>().map(PyJson::Bool).collect(),
+        DType::QFloat(_) => {
+            return Err(DumpError::UnsupportedDtype {
+                path: path.to_owned(),
+                dtype: format!("{:?}", data.dtype),
+            });
+        }
+    };
+    let shape = data.shape.to_vec();
+    let mut items = flat.into_iter();
+    Ok(nest(&mut items, &shape))
+}
+
+fn nest(items: &mut impl Iterator<Item = PyJson>, shape: &[usize]) -> PyJson {
+    match shape.split_first() {
+        None => items.next().unwrap_or(PyJson::Null),
+        Some((&n, rest)) => PyJson::List((0..n).map(|_| nest(items, rest)).collect()),
+    }
+}

@@ -1,0 +1,189 @@
+//! Gradients from Burn's autodiff for the tensors added with `add_grad_data`.
+//!
+//! The original calls `torch.autograd.grad(values, inputs, retain_graph=True,
+//! allow_unused=True)`, which leaves training alone. Burn 0.21 has no `retain_graph`: a
+//! backward consumes the graph. So either the function values are summed and `backward()`
+//! runs once on the sum ([`TensorDumper::set_gradients`](super::TensorDumper::set_gradients),
+//! which returns the gradients for the optimizer step, in place of the user's own backward),
+//! or the gradients of the user's own backward are used
+//! ([`set_gradients_from`](super::TensorDumper::set_gradients_from)). Each added tensor then
+//! becomes its gradient (`tensor.grad(&grads)`), `null` when it is not part of the graph, or the
+//! string `` "`.requires_grad == False`" `` when it is not tracked (int and bool tensors
+//! included).
+
+use std::any::Any;
+
+use burn::tensor::backend::AutodiffBackend;
+use burn::tensor::{Tensor, TensorPrimitive};
+
+use super::error::DumpError;
+use super::json::PyJson;
+use super::tree::{Content, Node, Record};
+
+/// What an untracked tensor's gradient is dumped as (the original's literal string).
+pub const REQUIRES_GRAD_FALSE: &str = "`.requires_grad == False`";
+
+/// The function values given to
+/// [`TensorDumper::set_gradients`](super::TensorDumper::set_gradients): one scalar tensor, or
+/// several (their gradients are summed).
+pub trait GradValues<B: AutodiffBackend> {
+    /// The values, each a tensor of one element.
+    fn into_values(self) -> Vec<Tensor<B, 1>>;
+}
+
+impl<B: AutodiffBackend> GradValues<B> for Tensor<B, 1> {
+    fn into_values(self) -> Vec<Tensor<B, 1>> {
+        vec![self]
+    }
+}
+
+impl<B: AutodiffBackend> GradValues<B> for Vec<Tensor<B, 1>> {
+    fn into_values(self) -> Vec<Tensor<B, 1>> {
+        self
+    }
+}
+
+impl<B: AutodiffBackend, const N: usize> GradValues<B> for [Tensor<B, 1>; N] {
+    fn into_values(self) -> Vec<Tensor<B, 1>> {
+        self.into()
+    }
+}
+
+/// Sums the values and runs `backward()` once.
+pub(crate) fn backward<B: AutodiffBackend>(
+    values: impl GradValues<B>,
+) -> Result<B::Gradients, DumpError> {
+    let values = values.into_values();
+    if let Some(value) = values.iter().find(|v| v.dims() != [1]) {
+        return Err(DumpError::Gradients(format!(
+            "`set_gradients` needs scalar function values (one element each); got shape {:?}",
+            value.dims()
+        )));
+    }
+    values
+        .into_iter()
+        .reduce(|sum, value| sum + value)
+        .map(|sum| sum.backward())
+        .ok_or_else(|| {
+            DumpError::Gradients("`set_gradients` needs at least one function value".to_owned())
+        })
+}
+
+/// Replaces every pending gradient record of `root` by its gradient. Nothing changes when it
+/// fails.
+pub(crate) fn resolve<B: AutodiffBackend>(
+    root: &mut [(String, Node)],
+    grads: &B::Gradients,
+) -> Result<(), DumpError> {
+    let mut resolved = Vec::new();
+    for (key, node) in root.iter() {
+        collect::<B>(node, key, grads, &mut resolved)?;
+    }
+    let mut resolved = resolved.into_iter();
+    for (_, node) in root.iter_mut() {
+        node.for_each_record(&mut |node| {
+            if let Node::Record(Record {
+                content: Content::Pending(_) | Content::Tap(_),
+                dump_type,
+                permute,
+            }) = node
+            {
+                let outcome = resolved.next();
+                *node = match outcome {
+                    Some(Outcome::Data(data)) => Node::Record(Record {
+                        content: Content::Data(data),
+                        dump_type: *dump_type,
+                        permute: permute.take(),
+                    }),
+                    Some(Outcome::Leaf(leaf)) => Node::Leaf(leaf),
+                    None => Node::Leaf(PyJson::Null),
+                };
+            }
+        });
+    }
+    Ok(())
+}
+
+enum Outcome {
+    Data(burn::tensor::TensorData),
+    Leaf(PyJson),
+}
+
+fn collect<B: AutodiffBackend>(
+    node: &Node,
+    path: &str,
+    grads: &B::Gradients,
+    out: &mut Vec<Outcome>,
+) -> Result<(), DumpError> {
+    match node {
+        Node::Map(entries) => {
+            for (key, child) in entries {
+                collect::<B>(child, &format!("{path}.{key}"), grads, out)?;
+            }
+        }
+        Node::List(items) => {
+            for (i, child) in items.iter().enumerate() {
+                collect::<B>(child, &format!("{path}.{i}"), grads, out)?;
+            }
+        }
+        Node::Record(Record {
+            content: Content::Pending(primitive),
+            ..
+        }) => out.push(gradient::<B>(primitive.as_ref(), path, grads)?),
+        Node::Record(Record {
+            content: Content::Tap(sink),
+            ..
+        }) => out.push(tapped(sink, path)?),
+        Node::Record(_) | Node::Leaf(_) => {}
+    }
+    Ok(())
+}
+
+/// The gradient a tap captured.
+fn tapped(sink: &super::tap::Sink, path: &str) -> Result<Outcome, DumpError> {
+    if sink.untracked() {
+        return Ok(Outcome::Leaf(PyJson::Str(REQUIRES_GRAD_FALSE.to_owned())));
+    }
+    match sink.take() {
+        None => Ok(Outcome::Leaf(PyJson::Null)),
+        Some(read) => read()
+            .map(Outcome::Data)
+            .map_err(|message| DumpError::TensorRead {
+                path: path.to_owned(),
+                message,
+            }),
+    }
+}
+
+fn gradient<B: AutodiffBackend>(
+    primitive: &(dyn Any + Send),
+    path: &str,
+    grads: &B::Gradients,
+) -> Result<Outcome, DumpError> {
+    let untracked = || Outcome::Leaf(PyJson::Str(REQUIRES_GRAD_FALSE.to_owned()));
+    if let Some(float) = primitive.downcast_ref::<TensorPrimitive<B>>() {
+        // The rank is not known here; the data carries the real shape whatever `D` says.
+        let tensor = Tensor::<B, 1>::from_primitive(float.clone());
+        if !tensor.is_require_grad() {
+            return Ok(untracked());
+        }
+        return match tensor.grad(grads) {
+            None => Ok(Outcome::Leaf(PyJson::Null)),
+            Some(grad) => {
+                grad.try_into_data()
+                    .map(Outcome::Data)
+                    .map_err(|error| DumpError::TensorRead {
+                        path: path.to_owned(),
+                        message: format!("{error:?}"),
+                    })
+            }
+        };
+    }
+    if primitive.is::<B::IntTensorPrimitive>() || primitive.is::<B::BoolTensorPrimitive>() {
+        return Ok(untracked());
+    }
+    Err(DumpError::Gradients(format!(
+        "The tensor added for its gradient at `{path}` is not a tensor of the backend `{}` given to `set_gradients`",
+        std::any::type_name::<B>()
+    )))
+}

@@ -1,0 +1,82 @@
+//! Writing one dump directory, `<dump_dir>/<n>/`, all or nothing.
+//!
+//! Every file of dump `n` is written into a temporary sibling directory
+//! (`<dump_dir>/.<n>.partial-XXXXXX`), which is renamed to `<dump_dir>/<n>` once complete. A
+//! failure leaves no `<n>` directory behind (or the previous one untouched). Deviation from the
+//! original: writing dump `n` again replaces the whole directory, so no stale files of an
+//! earlier run remain next to the new ones.
+
+use std::path::{Component, Path};
+
+use super::blob::{self, Array, ImageFormat};
+use super::error::DumpError;
+use super::format::Formatted;
+use super::options::DumpType;
+
+/// The file name of a blob: `[{kind}.json]{name}`, checked to be one plain file name.
+pub(crate) fn blob_file_name(kind: &str, name: &str) -> Result<String, DumpError> {
+    let file = format!("[{kind}.json]{name}");
+    let mut components = Path::new(&file).components();
+    match (components.next(), components.next()) {
+        (Some(Component::Normal(_)), None) if !file.contains(['\\', '\0']) => Ok(file),
+        _ => Err(DumpError::InvalidName {
+            name: name.to_owned(),
+            context: "a blob file name".to_owned(),
+        }),
+    }
+}
+
+/// Writes `parts` (`tensors`/`grads` and their formatted structures) as dump `count`.
+pub(crate) fn write_dump(
+    dump_dir: &Path,
+    count: usize,
+    parts: &[(&str, Formatted)],
+) -> Result<(), DumpError> {
+    // Check every name before creating anything.
+    for (kind, formatted) in parts {
+        for blob in &formatted.blobs {
+            blob_file_name(kind, &blob.name)?;
+        }
+    }
+    std::fs::create_dir_all(dump_dir).map_err(DumpError::io(dump_dir))?;
+    let partial = tempfile::Builder::new()
+        .prefix(&format!(".{count}.partial-"))
+        .tempdir_in(dump_dir)
+        .map_err(DumpError::io(dump_dir))?;
+    for (kind, formatted) in parts {
+        let json_path = partial.path().join(format!("{kind}.json"));
+        std::fs::write(&json_path, formatted.json.to_python_string())
+            .map_err(DumpError::io(&json_path))?;
+        for blob in &formatted.blobs {
+            let path = partial.path().join(blob_file_name(kind, &blob.name)?);
+            let array = Array::from_tensor_data(&blob.data)?;
+            match blob.dump_type {
+                DumpType::Binary => blob::write_bin(&path, &array)?,
+                DumpType::Npy => blob::write_npy(&path, &array)?,
+                DumpType::ImageRgb => blob::write_png(&path, &array, ImageFormat::Rgb)?,
+                DumpType::ImageBgr => blob::write_png(&path, &array, ImageFormat::Bgr)?,
+                DumpType::ImageI => blob::write_png(&path, &array, ImageFormat::Intensity)?,
+                DumpType::Json => {}
+            }
+        }
+    }
+    let target = dump_dir.join(count.to_string());
+    if target.exists() {
+        // Move the old dump aside, put the new one in place, then delete the old one.
+        let old = tempfile::Builder::new()
+            .prefix(&format!(".{count}.old-"))
+            .tempdir_in(dump_dir)
+            .map_err(DumpError::io(dump_dir))?;
+        let aside = old.path().join("dump");
+        std::fs::rename(&target, &aside).map_err(DumpError::io(&target))?;
+        if let Err(error) = std::fs::rename(partial.path(), &target) {
+            // Put the old dump back; the new one is dropped with `partial`.
+            let _ = std::fs::rename(&aside, &target);
+            return Err(DumpError::io(&target)(error));
+        }
+        drop(old);
+    } else {
+        std::fs::rename(partial.path(), &target).map_err(DumpError::io(&target))?;
+    }
+    Ok(())
+}
