@@ -15,7 +15,9 @@
 //! `backward`, `optimizer`) and is inside NVTX ranges of the same names; the attention block
 //! and the head are `Ranged` sub-modules. After warm-up: op ranges, op statistics, the
 //! timeline and the capture range. At the end, per the preset: the report and the op table on
-//! stdout, and `trace.json`, `ops.json` and `run.json` in the output directory.
+//! stdout, and `trace.json`, `ops.json` and `run.json` in the output directory; with `debug`,
+//! the last step's batch, activations and gradients under `dumps/0/` (run it twice with
+//! `[dump] compare = true` to check a change did not alter them).
 
 use std::path::PathBuf;
 use std::sync::mpsc;
@@ -27,9 +29,10 @@ use burn::nn::loss::CrossEntropyLossConfig;
 use burn::nn::pool::{MaxPool2d, MaxPool2dConfig};
 use burn::nn::{LayerNorm, LayerNormConfig, Linear, LinearConfig, Relu};
 use burn::optim::{AdamConfig, GradientsParams, Optimizer};
-use burn::tensor::backend::{AutodiffBackend, Backend};
+use burn::tensor::backend::Backend;
 use burn::tensor::{Int, Tensor, TensorData};
 use burn_profiled::config::{Preset, RuntimeConfig};
+use burn_profiled::dump::{self, AddOptions, DumpType, Map, TapBackend};
 use burn_profiled::nvtx::{self, Ranged};
 use burn_profiled::{Profiled, Session, stopwatch};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -64,17 +67,31 @@ impl<B: Backend> VisionModel<B> {
         }
     }
 
-    /// `images`: (batch, 1, 14, 14) -> logits (batch, classes).
-    fn forward(&self, images: Tensor<B, 4>) -> Tensor<B, 2> {
+    /// `images`: (batch, 1, 14, 14) -> logits (batch, classes). With `tap`, the activations
+    /// and their gradients go into the dump (`activations.*`).
+    fn forward(&self, images: Tensor<B, 4>, tap: bool) -> Tensor<B, 2> {
         let x = self.relu.forward(self.conv1.forward(images));
         let x = self.pool.forward(self.relu.forward(self.conv2.forward(x))); // (b, 16, 5, 5)
+        let x = activation("activations.features", x, tap);
         let [batch, channels, height, width] = x.dims();
         let patches = x.reshape([batch, channels, height * width]).swap_dims(1, 2); // (b, 25, 16)
         let patches = self.norm.forward(patches);
         let attended = self.attention.forward(MhaInput::self_attn(patches)).context;
+        let attended = activation("activations.attention", attended, tap);
         let pooled: Tensor<B, 2> = attended.mean_dim(1).squeeze_dim(1);
-        self.head.forward(pooled)
+        activation("activations.logits", self.head.forward(pooled), tap)
     }
+}
+
+/// With `tap`: dumps `x` at `path` and taps its gradient (an identity op whose backward records
+/// the incoming gradient); otherwise `x` itself.
+fn activation<B: Backend, const D: usize>(path: &str, x: Tensor<B, D>, tap: bool) -> Tensor<B, D> {
+    if !tap {
+        return x;
+    }
+    let json = AddOptions::new(DumpType::Json);
+    dump::global::add_tensor_data(path, x.clone(), json.clone()).expect("a fresh path in the dump");
+    dump::global::grad_tap(path, x, json).expect("grad taps are enabled for this backend")
 }
 
 /// A batch whose images carry their class as a bright row, so the model has something to learn.
@@ -97,10 +114,11 @@ fn generated_batch(step: usize, batch: usize) -> (TensorData, TensorData) {
     )
 }
 
-fn train<B: AutodiffBackend>(config: RuntimeConfig, args: Args) -> std::io::Result<()> {
+fn train<B: TapBackend>(config: RuntimeConfig, args: Args) -> std::io::Result<()> {
     let Args {
         steps, batch, out, ..
     } = args;
+    dump::enable_grad_taps::<B>();
     let device = B::Device::default();
     B::seed(&device, 0);
     println!(
@@ -138,16 +156,37 @@ fn train<B: AutodiffBackend>(config: RuntimeConfig, args: Args) -> std::io::Resu
         ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
-    for (images, labels) in received {
+    for (step_index, (images, labels)) in received.into_iter().enumerate() {
+        // With dumps on (the debug preset), the last step's batch, activations and gradients
+        // are dumped.
+        let dumping = dump::global::is_enabled() && step_index + 1 == steps;
+        if dumping {
+            let batch = Map::new()
+                .with("images", images.clone())
+                .with("labels", labels.clone());
+            // JSON throughout, so that a later run can compare against this dump.
+            dump::global::add_tensor_data("batch", batch, AddOptions::new(DumpType::Json))
+                .map_err(std::io::Error::other)?;
+        }
         let step = stopwatch::meas("step");
         let _step = nvtx::range("step");
         let logits = stopwatch::measure("forward", || {
-            nvtx::scope("forward", || model.forward(images))
+            nvtx::scope("forward", || model.forward(images, dumping))
         });
         let loss = CrossEntropyLossConfig::new()
             .init(&device)
             .forward(logits, labels);
         let grads = stopwatch::measure("backward", || nvtx::scope("backward", || loss.backward()));
+        if dumping {
+            let parameters = Map::new()
+                .with("conv1.weight", model.conv1.weight.val())
+                .with("conv2.weight", model.conv2.weight.val())
+                .with("head.weight", model.head.weight.val());
+            dump::global::add_grad_data("parameters", parameters, AddOptions::new(DumpType::Json))
+                .and_then(|()| dump::global::set_gradients_from::<B>(&grads))
+                .and_then(|()| dump::global::dump(true).map(|_| ()))
+                .map_err(std::io::Error::other)?;
+        }
         model = stopwatch::measure("optimizer", || {
             nvtx::scope("optimizer", || {
                 let grads = GradientsParams::from_grads(grads, &model);
@@ -198,7 +237,7 @@ struct Args {
     config: Option<PathBuf>,
 }
 
-fn main() -> std::io::Result<()> {
+fn main() {
     let args = <Args as clap::Parser>::parse();
     let config = match (args.preset, &args.config) {
         (Some(preset), _) => Ok(RuntimeConfig::preset(preset)),
@@ -213,5 +252,8 @@ fn main() -> std::io::Result<()> {
     type B = burn::backend::Autodiff<Profiled<burn::backend::Cuda>>;
     #[cfg(not(feature = "cuda"))]
     type B = burn::backend::Autodiff<Profiled<burn::backend::NdArray>>;
-    train::<B>(config, args)
+    if let Err(error) = train::<B>(config, args) {
+        eprintln!("error: {error}");
+        std::process::exit(1);
+    }
 }

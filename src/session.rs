@@ -75,7 +75,9 @@ pub struct RunSummary {
 
 impl Session {
     /// Enables the tools `config` asks for, syncing `device` where it asks for sync, and keeps
-    /// `out_dir` for the artefacts.
+    /// `out_dir` for the artefacts. With `[dump] enabled`, the process-wide
+    /// [`dump::global`](crate::dump::global) dumper writes to `[dump] dir` (default
+    /// `out_dir/dumps`), or compares with what is there when `[dump] compare` is set.
     ///
     /// # Panics
     /// If a tool it enables was enabled before in this process (the tools are enable-once).
@@ -113,6 +115,23 @@ impl Session {
             }
             nvtx::enable(ranges);
         }
+        if config.dump.enabled {
+            let out_dir: PathBuf = out_dir.into();
+            let dir = config
+                .dump
+                .dir
+                .clone()
+                .unwrap_or_else(|| out_dir.join("dumps"));
+            crate::dump::global::enable(dir);
+            if config.dump.compare {
+                crate::dump::global::set_dump_is_compare(crate::dump::CompareSettings::default());
+            }
+            return Self::started::<B>(config, device, out_dir);
+        }
+        Self::started::<B>(config, device, out_dir.into())
+    }
+
+    fn started<B: Backend>(config: RuntimeConfig, device: &B::Device, out_dir: PathBuf) -> Self {
         let mut session = Session {
             memory_guard: config
                 .host
@@ -121,7 +140,7 @@ impl Session {
             backend: B::name(device),
             device: format!("{device:?}"),
             config,
-            out_dir: out_dir.into(),
+            out_dir,
             started: Instant::now(),
             steps: 0,
             warmup_done: false,
@@ -218,6 +237,15 @@ impl Session {
             let path = self.out_dir.join("trace.json");
             trace::write(&path)?;
             files.push(path);
+        }
+        if config.dump.enabled && crate::dump::global::dump_count() > 0 {
+            files.push(
+                config
+                    .dump
+                    .dir
+                    .clone()
+                    .unwrap_or_else(|| self.out_dir.join("dumps")),
+            );
         }
         let path = self.out_dir.join("run.json");
         files.push(path.clone());

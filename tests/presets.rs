@@ -120,6 +120,64 @@ fn each_preset_writes_what_it_promises() {
         .map(|e| e["args"]["name"].as_str().unwrap())
         .collect();
     assert!(names.contains(&"data loader"), "{names:?}");
+
+    let out = dir.path().join("debug");
+    let output = run(&["--steps", "4", "--preset", "debug"], &out);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(files(&out), ["dumps", "ops.json", "run.json", "trace.json"]);
+    assert_eq!(files(&out.join("dumps")), ["0"], "one batch dumped");
+    let tensors = json(&out.join("dumps/0/tensors.json"));
+    let grads = json(&out.join("dumps/0/grads.json"));
+    for key in ["features", "attention", "logits"] {
+        assert!(tensors["activations"][key].is_array(), "activation {key}");
+        assert!(
+            grads["activations"][key].is_array(),
+            "gradient of activation {key}"
+        );
+    }
+    assert_eq!(tensors["batch"]["labels"].as_array().unwrap().len(), 2);
+    assert!(
+        grads["parameters"]["head.weight"].is_array()
+            || grads["parameters"]["head"]["weight"].is_array()
+    );
+
+    // A second debug run compares against the first: same seed, same data, consistent.
+    let config = dir.path().join("compare.toml");
+    let dumps = out.join("dumps");
+    std::fs::write(
+        &config,
+        format!(
+            "[dump]\nenabled = true\ncompare = true\ndir = {:?}\n",
+            dumps.to_str().unwrap()
+        ),
+    )
+    .unwrap();
+    let output = run(
+        &["--steps", "4", "--config", config.to_str().unwrap()],
+        &dir.path().join("again"),
+    );
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains(
+            "`TensorDumper:` Tensor data is consistent with previously dumped data for dump 0."
+        ),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(
+            "`TensorDumper:` Grad data is consistent with previously dumped data for dump 0."
+        ),
+        "{stdout}"
+    );
 }
 
 #[test]
