@@ -1,0 +1,65 @@
+//! The optimisation-check example: the correct variant passes, the wrong one is caught, and
+//! `burn-dump-diff` says the same about the dumps it leaves.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn example(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let profile_dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("target/<profile>/deps/..");
+    let example = profile_dir.join("examples").join(name);
+    assert!(
+        example.exists(),
+        "{} is missing: run `cargo test` (it builds the examples)",
+        example.display()
+    );
+    example
+}
+
+#[test]
+fn the_wrong_variant_is_caught_in_process_and_offline() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = Command::new(example("compare_optimization"))
+        .arg("--out")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(stdout.contains("2. The hand-written layer norm, compared with the reference:\n`TensorDumper:` Tensor data is consistent"), "{stdout}");
+    assert!(stdout.contains("caught, as it should be:\nComparison of data with previously dumped data failed for [tensors] data for dump 0."), "{stdout}");
+    assert!(
+        stdout.contains("  Numerical mismatch at path: layer_norm.output["),
+        "{stdout}"
+    );
+
+    let diff = |current: &str| {
+        Command::new(env!("CARGO_BIN_EXE_burn-dump-diff"))
+            .arg(dir.path().join("reference"))
+            .arg(dir.path().join(current))
+            .output()
+            .unwrap()
+    };
+    let consistent = diff("candidate");
+    assert_eq!(
+        consistent.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&consistent.stdout)
+    );
+    let wrong = diff("wrong");
+    assert_eq!(wrong.status.code(), Some(1));
+    let report = String::from_utf8_lossy(&wrong.stdout);
+    assert!(
+        report.contains("failed for [grads] data for dump 0.")
+            && report.contains("layer_norm.gamma"),
+        "{report}"
+    );
+}
