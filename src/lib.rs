@@ -42,7 +42,7 @@ mod files;
 pub mod host;
 pub mod nvtx;
 pub mod probe;
-mod python_float;
+mod python;
 mod session;
 pub mod stats;
 pub mod stopwatch;

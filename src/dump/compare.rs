@@ -11,7 +11,7 @@
 //! "consistent" when the limit is 0) and are counted in a line of their own.
 
 use super::json::PyJson;
-use crate::python_float;
+use crate::python;
 
 /// How [`compare`] judges.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -235,13 +235,12 @@ fn python_difference(reference: &PyJson, current: &PyJson) -> String {
         _ => None,
     };
     match (as_int(reference), as_int(current)) {
-        (Some(r), Some(c)) => c.checked_sub(r).map_or_else(
-            || python_float::repr(c as f64 - r as f64),
-            |d| d.to_string(),
-        ),
-        _ => python_float::repr(
-            current.as_number().unwrap_or(0.0) - reference.as_number().unwrap_or(0.0),
-        ),
+        (Some(r), Some(c)) => c
+            .checked_sub(r)
+            .map_or_else(|| python::repr(c as f64 - r as f64), |d| d.to_string()),
+        _ => {
+            python::repr(current.as_number().unwrap_or(0.0) - reference.as_number().unwrap_or(0.0))
+        }
     }
 }
 
@@ -252,8 +251,8 @@ pub fn python_repr(value: &PyJson) -> String {
         PyJson::Bool(true) => "True".to_owned(),
         PyJson::Bool(false) => "False".to_owned(),
         PyJson::Int(i) => i.to_string(),
-        PyJson::Float(f) => python_float::repr(*f),
-        PyJson::Str(s) => python_string(s),
+        PyJson::Float(f) => python::repr(*f),
+        PyJson::Str(s) => python::str_repr(s),
         PyJson::List(items) => format!(
             "[{}]",
             items.iter().map(python_repr).collect::<Vec<_>>().join(", ")
@@ -262,35 +261,11 @@ pub fn python_repr(value: &PyJson) -> String {
             "{{{}}}",
             entries
                 .iter()
-                .map(|(k, v)| format!("{}: {}", python_string(k), python_repr(v)))
+                .map(|(k, v)| format!("{}: {}", python::str_repr(k), python_repr(v)))
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
     }
-}
-
-fn python_string(text: &str) -> String {
-    let quote = if text.contains('\'') && !text.contains('"') {
-        '"'
-    } else {
-        '\''
-    };
-    let mut out = String::from(quote);
-    for c in text.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c == quote => {
-                out.push('\\');
-                out.push(c);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push(quote);
-    out
 }
 
 /// The original's failure message for the `kind` (`tensors` or `grads`) data of dump `dump`.

@@ -8,7 +8,7 @@
 
 use std::fmt::Write as _;
 
-use crate::python_float;
+use crate::python;
 
 /// A JSON value, with Python's distinction between integers and floats.
 #[derive(Debug, Clone, PartialEq)]
@@ -126,7 +126,7 @@ pub(crate) fn float_token(value: f64) -> String {
     } else if value.is_infinite() {
         if value > 0.0 { "Infinity" } else { "-Infinity" }.to_owned()
     } else {
-        python_float::repr(value)
+        python::repr(value)
     }
 }
 

@@ -202,33 +202,9 @@ fn pop(config: &RangeConfig, expected: Option<&str>) -> Result<(), String> {
 fn python_list(items: &[(String, u32)]) -> String {
     let quoted: Vec<String> = items
         .iter()
-        .map(|(item, _)| python_str_repr(item))
+        .map(|(item, _)| crate::python::str_repr(item))
         .collect();
     format!("[{}]", quoted.join(", "))
-}
-
-fn python_str_repr(text: &str) -> String {
-    let quote = if text.contains('\'') && !text.contains('"') {
-        '"'
-    } else {
-        '\''
-    };
-    let mut out = String::from(quote);
-    for c in text.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c == quote => {
-                out.push('\\');
-                out.push(c);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push(quote);
-    out
 }
 
 /// An open user range; dropping it pops the range (also while unwinding from a panic).

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::python_float::repr;
+use crate::python::repr;
 
 /// What a stopwatch measured; `Display` prints the original's report layout, and it
 /// serialises to JSON with serde. All times are in seconds.

@@ -1,5 +1,6 @@
-//! Floats written the way Python's `repr(float)` writes them, so reports and dumps read the
-//! same as the original tools' (`0.16802375966852362`, `1e-05`, `1.0`, `inf`, `nan`).
+//! Values written the way Python's `repr` writes them, so reports, messages and dumps read the
+//! same as the original tools': floats (`0.16802375966852362`, `1e-05`, `1.0`, `inf`, `nan`)
+//! and strings (`'a'`, `"it's"`).
 
 /// `repr(value)` in Python: the shortest digits that round-trip, in fixed notation for
 /// exponents -4 to 15 and scientific (`1e-05`, `1.5e+16`) otherwise.
@@ -39,9 +40,42 @@ pub(crate) fn repr(value: f64) -> String {
     }
 }
 
+/// `repr(text)` in Python: single quotes unless the text holds one and no double quote.
+pub(crate) fn str_repr(text: &str) -> String {
+    let quote = if text.contains('\'') && !text.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
+    let mut out = String::from(quote);
+    for c in text.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c == quote => {
+                out.push('\\');
+                out.push(c);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push(quote);
+    out
+}
+
 #[cfg(test)]
 mod tests {
-    use super::repr;
+    use super::{repr, str_repr};
+
+    #[test]
+    fn strings_match_python_repr() {
+        assert_eq!(str_repr("a"), "'a'");
+        assert_eq!(str_repr("it's"), "\"it's\"");
+        assert_eq!(str_repr("both ' and \""), "'both \\' and \"'");
+        assert_eq!(str_repr("a\\b\n"), "'a\\\\b\\n'");
+    }
 
     #[test]
     fn matches_python_repr() {
