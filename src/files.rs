@@ -3,17 +3,19 @@
 use std::io::Write;
 use std::path::Path;
 
-/// Writes `bytes` to `path` through a temporary file in the same directory, renamed into place
-/// once complete. Creates the parent directories.
-pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+/// Writes the concatenation of `parts` to `path` through a temporary file in the same directory, renamed into place
+/// once complete, so a reader sees the old file or the whole new one (this is about readers,
+/// not power loss: there is no fsync). Creates the parent directories.
+pub(crate) fn write_atomically(path: &Path, parts: &[&[u8]]) -> std::io::Result<()> {
     let dir = match path.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => Path::new("."),
     };
     std::fs::create_dir_all(dir)?;
     let mut file = tempfile::NamedTempFile::new_in(dir)?;
-    file.write_all(bytes)?;
-    file.as_file().sync_all()?;
+    for part in parts {
+        file.write_all(part)?;
+    }
     // Temporary files are private (0600); the result is an ordinary file.
     #[cfg(unix)]
     {

@@ -5,39 +5,117 @@
 /// `repr(value)` in Python: the shortest digits that round-trip, in fixed notation for
 /// exponents -4 to 15 and scientific (`1e-05`, `1.5e+16`) otherwise.
 pub(crate) fn repr(value: f64) -> String {
+    let mut out = String::new();
+    write_repr(&mut out, value);
+    out
+}
+
+/// [`repr`], appended to `out` without allocating (dumps write millions of these).
+pub(crate) fn write_repr(out: &mut String, value: f64) {
     if value.is_nan() {
-        return "nan".to_owned();
+        out.push_str("nan");
+        return;
     }
     if value.is_infinite() {
-        return if value > 0.0 { "inf" } else { "-inf" }.to_owned();
+        out.push_str(if value > 0.0 { "inf" } else { "-inf" });
+        return;
     }
-    // Rust's `{:e}` gives the shortest round-trip digits: "-1.2345e-7".
-    let scientific = format!("{value:e}");
-    let (mantissa, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
-    let exponent: i32 = exponent.parse().unwrap_or(0);
-    let (sign, mantissa) = match mantissa.strip_prefix('-') {
-        Some(m) => ("-", m),
-        None => ("", mantissa),
+    // ryu gives the shortest round-trip digits; lay them out the way Python does.
+    let mut buffer = ryu::Buffer::new();
+    let text = buffer.format_finite(value).as_bytes();
+    let (negative, text) = match text.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, text),
     };
-    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
-    if (-4..16).contains(&exponent) {
-        let point = exponent + 1; // digits before the decimal point
-        let text = if point <= 0 {
-            format!("0.{}{digits}", "0".repeat((-point) as usize))
-        } else if point as usize >= digits.len() {
-            format!("{digits}{}.0", "0".repeat(point as usize - digits.len()))
-        } else {
-            format!(
-                "{}.{}",
-                &digits[..point as usize],
-                &digits[point as usize..]
-            )
-        };
-        format!("{sign}{text}")
-    } else {
-        let exponent_sign = if exponent < 0 { '-' } else { '+' };
-        format!("{sign}{mantissa}e{exponent_sign}{:02}", exponent.abs())
+    let (mantissa, exponent) = match text.iter().position(|&b| b == b'e') {
+        Some(e) => (&text[..e], parse_exponent(&text[e + 1..])),
+        None => (text, 0),
+    };
+    // Significant digits and the decimal exponent of the first one.
+    let mut digits = [0u8; 32];
+    let mut count = 0;
+    let mut point = None;
+    let mut leading_zeros = 0i32;
+    for &b in mantissa {
+        match b {
+            b'.' => point = Some(count as i32 + leading_zeros),
+            b'0' if count == 0 => leading_zeros += 1,
+            digit => {
+                if count < digits.len() {
+                    digits[count] = digit;
+                    count += 1;
+                }
+            }
+        }
     }
+    let integer_digits = point.unwrap_or(count as i32 + leading_zeros);
+    while count > 1 && digits[count - 1] == b'0' {
+        count -= 1;
+    }
+    if count == 0 {
+        out.push_str(if negative { "-0.0" } else { "0.0" });
+        return;
+    }
+    let decimal_exponent = exponent + integer_digits - leading_zeros - 1;
+    let digits = &digits[..count];
+    // Laid out in a stack buffer (at most 1 + 17 + 19 + 2 bytes), then appended at once.
+    let mut text = [0u8; 48];
+    let mut len = 0;
+    let mut put = |bytes: &[u8]| {
+        text[len..len + bytes.len()].copy_from_slice(bytes);
+        len += bytes.len();
+    };
+    if negative {
+        put(b"-");
+    }
+    if (-4..16).contains(&decimal_exponent) {
+        if decimal_exponent < 0 {
+            put(b"0.");
+            put(&b"0000"[..(-decimal_exponent - 1) as usize]);
+            put(digits);
+        } else {
+            let whole = decimal_exponent as usize + 1;
+            if whole >= digits.len() {
+                put(digits);
+                put(&b"0000000000000000"[..whole - digits.len()]);
+                put(b".0");
+            } else {
+                put(&digits[..whole]);
+                put(b".");
+                put(&digits[whole..]);
+            }
+        }
+    } else {
+        put(&digits[..1]);
+        if digits.len() > 1 {
+            put(b".");
+            put(&digits[1..]);
+        }
+        put(if decimal_exponent < 0 { b"e-" } else { b"e+" });
+        let magnitude = decimal_exponent.unsigned_abs();
+        let mut exponent = [b'0'; 3];
+        exponent[0] += (magnitude / 100) as u8;
+        exponent[1] += (magnitude / 10 % 10) as u8;
+        exponent[2] += (magnitude % 10) as u8;
+        put(if magnitude >= 100 {
+            &exponent[..]
+        } else {
+            &exponent[1..]
+        });
+    }
+    // Only ASCII digits, signs, points and `e` were put in.
+    out.push_str(std::str::from_utf8(&text[..len]).unwrap_or_default());
+}
+
+fn parse_exponent(text: &[u8]) -> i32 {
+    let (sign, digits) = match text.split_first() {
+        Some((b'-', rest)) => (-1, rest),
+        Some((b'+', rest)) => (1, rest),
+        _ => (1, text),
+    };
+    sign * digits
+        .iter()
+        .fold(0i32, |acc, b| acc * 10 + i32::from(b - b'0'))
 }
 
 /// `repr(text)` in Python: single quotes unless the text holds one and no double quote.
@@ -102,8 +180,20 @@ mod tests {
             (f64::NEG_INFINITY, "-inf"),
             (100.0, "100.0"),
             (0.001, "0.001"),
+            (0.10000000149011612, "0.10000000149011612"),
+            (-123.5, "-123.5"),
+            (9999999999999998.0, "9999999999999998.0"),
+            (1.5e-4, "0.00015"),
+            (12345678.9, "12345678.9"),
         ] {
             assert_eq!(repr(value), python, "{value:e}");
+        }
+        // Against Rust's own shortest digits, over many magnitudes.
+        let mut x = 1.234567e-300f64;
+        while x < 1e300 {
+            let ours = repr(x);
+            assert_eq!(ours.parse::<f64>().unwrap(), x, "{ours} round-trips");
+            x *= 7.3;
         }
     }
 }

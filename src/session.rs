@@ -229,7 +229,7 @@ impl Session {
             let path = self.out_dir.join("ops.json");
             crate::files::write_atomically(
                 &path,
-                snapshot.to_json(stats::GroupBy::OpAndPhase).as_bytes(),
+                &[snapshot.to_json(stats::GroupBy::OpAndPhase).as_bytes()],
             )?;
             files.push(path);
         }
@@ -262,7 +262,7 @@ impl Session {
             files,
         };
         let json = serde_json::to_string_pretty(&summary).map_err(std::io::Error::other)?;
-        crate::files::write_atomically(&path, json.as_bytes())?;
+        crate::files::write_atomically(&path, &[json.as_bytes()])?;
         Ok(summary)
     }
 }

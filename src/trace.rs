@@ -326,6 +326,6 @@ pub fn to_json() -> (String, TraceSummary) {
 pub fn write(path: impl AsRef<Path>) -> std::io::Result<TraceSummary> {
     let path = path.as_ref();
     let (json, summary) = to_json();
-    crate::files::write_atomically(path, json.as_bytes())?;
+    crate::files::write_atomically(path, &[json.as_bytes()])?;
     Ok(summary)
 }

@@ -228,7 +228,12 @@ fn read_file(path: &Path) -> Result<Vec<u8>, BlobError> {
 }
 
 fn write_file(path: &Path, bytes: &[u8]) -> Result<(), BlobError> {
-    write_atomically(path, bytes).map_err(|source| BlobError::Io {
+    write_file_parts(path, &[bytes])
+}
+
+/// One file from several parts, without joining them in memory first.
+fn write_file_parts(path: &Path, parts: &[&[u8]]) -> Result<(), BlobError> {
+    write_atomically(path, parts).map_err(|source| BlobError::Io {
         action: "write",
         path: path.to_owned(),
         source,
@@ -661,7 +666,7 @@ pub fn write_npy(path: &Path, array: &Array) -> Result<(), BlobError> {
     let padding = total - preamble - header.len() - 1;
     header.extend(std::iter::repeat_n(' ', padding));
     header.push('\n');
-    let mut bytes = Vec::with_capacity(total + array.bytes.len());
+    let mut bytes = Vec::with_capacity(total);
     bytes.extend_from_slice(NPY_MAGIC);
     if fits_v1 {
         bytes.extend_from_slice(&[1, 0]);
@@ -675,8 +680,7 @@ pub fn write_npy(path: &Path, array: &Array) -> Result<(), BlobError> {
         bytes.extend_from_slice(&length.to_le_bytes());
     }
     bytes.extend_from_slice(header.as_bytes());
-    bytes.extend_from_slice(&array.bytes);
-    write_file(path, &bytes)
+    write_file_parts(path, &[&bytes, &array.bytes])
 }
 
 /// A value of the NPY header's Python dict literal.

@@ -232,28 +232,29 @@ pub(crate) fn permute(data: &TensorData, axes: &[usize]) -> Option<TensorData> {
 /// A tensor as `tensor.tolist()` writes it: nested lists of plain numbers (floats widened to
 /// double, ints as ints, bools as `true`/`false`); a 0-d tensor is a bare number.
 pub(crate) fn tensor_json(data: &TensorData, path: &str) -> Result<PyJson, DumpError> {
-    let flat: Vec<PyJson> = match data.dtype {
+    let shape = data.shape.to_vec();
+    // Nested straight from the data: no flat copy of the elements on the way.
+    Ok(match data.dtype {
         DType::F64 | DType::F32 | DType::Flex32 | DType::F16 | DType::BF16 => {
-            data.iter::<f64>().map(PyJson::Float).collect()
+            nest(&mut data.iter::<f64>().map(PyJson::Float), &shape)
         }
         DType::I64 | DType::I32 | DType::I16 | DType::I8 | DType::U32 | DType::U16 | DType::U8 => {
-            data.iter::<i64>().map(PyJson::Int).collect()
+            nest(&mut data.iter::<i64>().map(PyJson::Int), &shape)
         }
-        DType::U64 => data
-            .iter::<u64>()
-            .map(|v| i64::try_from(v).map_or(PyJson::Float(v as f64), PyJson::Int))
-            .collect(),
-        DType::Bool(_) => data.iter::<bool>().map(PyJson::Bool).collect(),
+        DType::U64 => nest(
+            &mut data
+                .iter::<u64>()
+                .map(|v| i64::try_from(v).map_or(PyJson::Float(v as f64), PyJson::Int)),
+            &shape,
+        ),
+        DType::Bool(_) => nest(&mut data.iter::<bool>().map(PyJson::Bool), &shape),
         DType::QFloat(_) => {
             return Err(DumpError::UnsupportedDtype {
                 path: path.to_owned(),
                 dtype: format!("{:?}", data.dtype),
             });
         }
-    };
-    let shape = data.shape.to_vec();
-    let mut items = flat.into_iter();
-    Ok(nest(&mut items, &shape))
+    })
 }
 
 fn nest(items: &mut impl Iterator<Item = PyJson>, shape: &[usize]) -> PyJson {

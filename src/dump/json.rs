@@ -51,8 +51,22 @@ impl PyJson {
     /// The value as Python's `json.dumps(value, indent=2)` writes it.
     pub fn to_python_string(&self) -> String {
         let mut out = String::new();
-        write_value(&mut out, self, 0);
+        write_value(&mut out, self, 0, &mut |_| Ok(())).unwrap_or(());
         out
+    }
+
+    /// Writes the value as Python's `json.dump(value, f, indent=2)` does, streaming: large
+    /// dumps are never held in memory as one string.
+    pub fn write_python(&self, writer: &mut impl std::io::Write) -> std::io::Result<()> {
+        let mut out = String::with_capacity(1 << 16);
+        write_value(&mut out, self, 0, &mut |out: &mut String| {
+            if out.len() >= 1 << 16 {
+                writer.write_all(out.as_bytes())?;
+                out.clear();
+            }
+            Ok(())
+        })?;
+        writer.write_all(out.as_bytes())
     }
 
     /// Parses JSON text, `NaN`/`Infinity`/`-Infinity` included.
@@ -79,14 +93,20 @@ fn indent(out: &mut String, level: usize) {
     }
 }
 
-fn write_value(out: &mut String, value: &PyJson, level: usize) {
+/// Appends `value` to `out`; `flush` may drain `out` between items.
+fn write_value(
+    out: &mut String,
+    value: &PyJson,
+    level: usize,
+    flush: &mut dyn FnMut(&mut String) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     match value {
         PyJson::Null => out.push_str("null"),
         PyJson::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         PyJson::Int(i) => {
             let _ = write!(out, "{i}");
         }
-        PyJson::Float(f) => out.push_str(&float_token(*f)),
+        PyJson::Float(f) => write_float_token(out, *f),
         PyJson::Str(s) => write_string(out, s),
         PyJson::List(items) if items.is_empty() => out.push_str("[]"),
         PyJson::List(items) => {
@@ -96,7 +116,8 @@ fn write_value(out: &mut String, value: &PyJson, level: usize) {
                     out.push(',');
                 }
                 indent(out, level + 1);
-                write_value(out, item, level + 1);
+                write_value(out, item, level + 1, flush)?;
+                flush(out)?;
             }
             indent(out, level);
             out.push(']');
@@ -111,22 +132,24 @@ fn write_value(out: &mut String, value: &PyJson, level: usize) {
                 indent(out, level + 1);
                 write_string(out, key);
                 out.push_str(": ");
-                write_value(out, item, level + 1);
+                write_value(out, item, level + 1, flush)?;
+                flush(out)?;
             }
             indent(out, level);
             out.push('}');
         }
     }
+    Ok(())
 }
 
-/// A float as Python's `json` writes it.
-pub(crate) fn float_token(value: f64) -> String {
+/// A float as Python's `json` writes it, appended to `out`.
+pub(crate) fn write_float_token(out: &mut String, value: f64) {
     if value.is_nan() {
-        "NaN".to_owned()
+        out.push_str("NaN");
     } else if value.is_infinite() {
-        if value > 0.0 { "Infinity" } else { "-Infinity" }.to_owned()
+        out.push_str(if value > 0.0 { "Infinity" } else { "-Infinity" });
     } else {
-        python::repr(value)
+        python::write_repr(out, value);
     }
 }
 

@@ -45,7 +45,12 @@ pub(crate) fn write_dump(
         .map_err(DumpError::io(dump_dir))?;
     for (kind, formatted) in parts {
         let json_path = partial.path().join(format!("{kind}.json"));
-        std::fs::write(&json_path, formatted.json.to_python_string())
+        let file = std::fs::File::create(&json_path).map_err(DumpError::io(&json_path))?;
+        let mut writer = std::io::BufWriter::with_capacity(1 << 20, file);
+        formatted
+            .json
+            .write_python(&mut writer)
+            .and_then(|()| std::io::Write::flush(&mut writer))
             .map_err(DumpError::io(&json_path))?;
         for blob in &formatted.blobs {
             let path = partial.path().join(blob_file_name(kind, &blob.name)?);
