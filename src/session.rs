@@ -115,23 +115,19 @@ impl Session {
             }
             nvtx::enable(ranges);
         }
+        let out_dir: PathBuf = out_dir.into();
         if config.dump.enabled {
-            let out_dir: PathBuf = out_dir.into();
-            let dir = config
-                .dump
-                .dir
-                .clone()
-                .unwrap_or_else(|| out_dir.join("dumps"));
-            crate::dump::global::enable(dir);
+            crate::dump::global::enable(
+                config
+                    .dump
+                    .dir
+                    .clone()
+                    .unwrap_or_else(|| out_dir.join("dumps")),
+            );
             if config.dump.compare {
                 crate::dump::global::set_dump_is_compare(crate::dump::CompareSettings::default());
             }
-            return Self::started::<B>(config, device, out_dir);
         }
-        Self::started::<B>(config, device, out_dir.into())
-    }
-
-    fn started<B: Backend>(config: RuntimeConfig, device: &B::Device, out_dir: PathBuf) -> Self {
         let mut session = Session {
             memory_guard: config
                 .host
