@@ -20,9 +20,17 @@ pub(crate) fn write_repr(out: &mut String, value: f64) {
         out.push_str(if value > 0.0 { "inf" } else { "-inf" });
         return;
     }
-    // ryu gives the shortest round-trip digits; lay them out the way Python does.
+    // ryu gives the shortest round-trip digits. Its fixed notation is Python's, except that
+    // Python switches to an exponent one decade earlier (`1e-05`, where ryu writes
+    // `0.00001`); everything else is laid out again below.
     let mut buffer = ryu::Buffer::new();
-    let text = buffer.format_finite(value).as_bytes();
+    let formatted = buffer.format_finite(value);
+    let unsigned = formatted.strip_prefix('-').unwrap_or(formatted);
+    if !formatted.contains('e') && !unsigned.starts_with("0.0000") {
+        out.push_str(formatted);
+        return;
+    }
+    let text = formatted.as_bytes();
     let (negative, text) = match text.split_first() {
         Some((b'-', rest)) => (true, rest),
         _ => (false, text),

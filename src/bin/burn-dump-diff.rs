@@ -242,7 +242,9 @@ fn read_json(path: &Path) -> Result<PyJson, Unusable> {
     let cannot = |reason: String| Unusable(format!("cannot read {}: {reason}", path.display()));
     let bytes = std::fs::read(path).map_err(|error| cannot(error.to_string()))?;
     let text = std::str::from_utf8(&bytes).map_err(|_| cannot("not UTF-8 text".to_owned()))?;
-    PyJson::parse(text).map_err(|error| cannot(error.to_string()))
+    PyJson::parse(text)
+        .map(PyJson::expand_numbers)
+        .map_err(|error| cannot(error.to_string()))
 }
 
 /// Compares `{kind}.json` of dump `index` and the blobs it names.

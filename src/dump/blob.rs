@@ -571,7 +571,9 @@ pub fn write_bin(path: &Path, array: &Array) -> Result<(), BlobError> {
 fn read_meta(path: &Path) -> Result<PyJson, BlobError> {
     let bytes = read_file(path)?;
     let text = std::str::from_utf8(&bytes).map_err(|_| malformed(path, "not UTF-8 text"))?;
-    PyJson::parse(text).map_err(|e| malformed(path, format!("invalid JSON: {e}")))
+    PyJson::parse(text)
+        .map(PyJson::expand_numbers)
+        .map_err(|e| malformed(path, format!("invalid JSON: {e}")))
 }
 
 /// A shape from JSON: a list of non-negative integers.

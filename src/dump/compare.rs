@@ -163,6 +163,27 @@ impl Walk<'_> {
         }
         let path = || display_path(steps, tensor_root);
         match (reference, current) {
+            // Flat number arrays of one shape: element by element, with no tree to walk.
+            (PyJson::Numbers(r), PyJson::Numbers(c)) if r.shape == c.shape => {
+                for i in 0..r.values.len() {
+                    let difference = (c.values.f64_at(i) - r.values.f64_at(i)).abs();
+                    if difference > self.options.eps {
+                        let depth = steps.len();
+                        let mut rest = i;
+                        let mut index = vec![0; r.shape.len()];
+                        for (slot, dim) in index.iter_mut().zip(&r.shape).rev() {
+                            *slot = rest % dim;
+                            rest /= dim;
+                        }
+                        steps.extend(index.into_iter().map(Step::Index));
+                        self.numbers(&r.values.get(i), &c.values.get(i), steps, tensor_root, out);
+                        steps.truncate(depth);
+                    }
+                }
+            }
+            // Other pairings with a flat array: as the nested lists it stands for.
+            (PyJson::Numbers(r), c) => self.node(&r.to_lists(), c, steps, tensor_root, out),
+            (r, PyJson::Numbers(c)) => self.node(r, &c.to_lists(), steps, tensor_root, out),
             (PyJson::Object(r), PyJson::Object(c)) => {
                 let parent = structure_path(steps);
                 for (key, r_value) in r {
@@ -199,19 +220,7 @@ impl Walk<'_> {
                 }
             }
             (r, c) if r.as_number().is_some() && c.as_number().is_some() => {
-                let (r_value, c_value) =
-                    (r.as_number().unwrap_or(0.0), c.as_number().unwrap_or(0.0));
-                let difference = (c_value - r_value).abs();
-                if difference > self.options.eps {
-                    let text = format!(
-                        "  Numerical mismatch at path: {}\n    Dumped data: {}\n    Struct to compare: {}\n    Difference (current - dumped): {}",
-                        path(),
-                        python_repr(r),
-                        python_repr(c),
-                        python_difference(r, c)
-                    );
-                    self.push(out, text, difference);
-                }
+                self.numbers(r, c, steps, tensor_root, out)
             }
             (r, c) if r != c => {
                 let text = format!(
@@ -223,6 +232,31 @@ impl Walk<'_> {
                 self.push(out, text, 0.0);
             }
             _ => {}
+        }
+    }
+}
+
+impl Walk<'_> {
+    /// Two numbers (ints, floats or bools): a mismatch when they differ by more than `eps`.
+    fn numbers(
+        &mut self,
+        r: &PyJson,
+        c: &PyJson,
+        steps: &[Step],
+        tensor_root: Option<usize>,
+        out: &mut Vec<Mismatch>,
+    ) {
+        let (r_value, c_value) = (r.as_number().unwrap_or(0.0), c.as_number().unwrap_or(0.0));
+        let difference = (c_value - r_value).abs();
+        if difference > self.options.eps {
+            let text = format!(
+                "  Numerical mismatch at path: {}\n    Dumped data: {}\n    Struct to compare: {}\n    Difference (current - dumped): {}",
+                display_path(steps, tensor_root),
+                python_repr(r),
+                python_repr(c),
+                python_difference(r, c)
+            );
+            self.push(out, text, difference);
         }
     }
 }
@@ -253,6 +287,7 @@ pub fn python_repr(value: &PyJson) -> String {
         PyJson::Int(i) => i.to_string(),
         PyJson::Float(f) => python::repr(*f),
         PyJson::Str(s) => python::str_repr(s),
+        PyJson::Numbers(numbers) => python_repr(&numbers.to_lists()),
         PyJson::List(items) => format!(
             "[{}]",
             items.iter().map(python_repr).collect::<Vec<_>>().join(", ")
@@ -305,7 +340,11 @@ pub fn looks_like_tensor(value: &PyJson) -> bool {
             _ => None,
         }
     }
-    matches!(value, PyJson::List(_)) && shape(value).is_some()
+    match value {
+        PyJson::Numbers(numbers) => !numbers.values.is_empty(),
+        PyJson::List(_) => shape(value).is_some(),
+        _ => false,
+    }
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ use std::collections::HashSet;
 use burn::tensor::{DType, TensorData};
 
 use super::error::DumpError;
-use super::json::PyJson;
+use super::json::{NumberValues, Numbers, PyJson};
 use super::options::DumpType;
 use super::tree::{Content, Node, Record};
 
@@ -232,28 +232,40 @@ pub(crate) fn permute(data: &TensorData, axes: &[usize]) -> Option<TensorData> {
 /// A tensor as `tensor.tolist()` writes it: nested lists of plain numbers (floats widened to
 /// double, ints as ints, bools as `true`/`false`); a 0-d tensor is a bare number.
 pub(crate) fn tensor_json(data: &TensorData, path: &str) -> Result<PyJson, DumpError> {
-    let shape = data.shape.to_vec();
-    // Nested straight from the data: no flat copy of the elements on the way.
-    Ok(match data.dtype {
+    let values = match data.dtype {
         DType::F64 | DType::F32 | DType::Flex32 | DType::F16 | DType::BF16 => {
-            nest(&mut data.iter::<f64>().map(PyJson::Float), &shape)
+            NumberValues::Float(data.iter::<f64>().collect())
         }
         DType::I64 | DType::I32 | DType::I16 | DType::I8 | DType::U32 | DType::U16 | DType::U8 => {
-            nest(&mut data.iter::<i64>().map(PyJson::Int), &shape)
+            NumberValues::Int(data.iter::<i64>().collect())
         }
-        DType::U64 => nest(
-            &mut data
+        // u64 beyond i64 is written as a float, as Python would print a huge int: keep the
+        // per-element form there.
+        DType::U64 => {
+            let items: Vec<PyJson> = data
                 .iter::<u64>()
-                .map(|v| i64::try_from(v).map_or(PyJson::Float(v as f64), PyJson::Int)),
-            &shape,
-        ),
-        DType::Bool(_) => nest(&mut data.iter::<bool>().map(PyJson::Bool), &shape),
+                .map(|v| i64::try_from(v).map_or(PyJson::Float(v as f64), PyJson::Int))
+                .collect();
+            return Ok(nest(&mut items.into_iter(), &data.shape.to_vec()));
+        }
+        DType::Bool(_) => NumberValues::Bool(data.iter::<bool>().collect()),
         DType::QFloat(_) => {
             return Err(DumpError::UnsupportedDtype {
                 path: path.to_owned(),
                 dtype: format!("{:?}", data.dtype),
             });
         }
+    };
+    let shape = data.shape.to_vec();
+    // A 0-d tensor is a bare number; anything else the flat form of its nested lists.
+    Ok(if shape.is_empty() {
+        if values.is_empty() {
+            PyJson::Null
+        } else {
+            values.get(0)
+        }
+    } else {
+        PyJson::Numbers(Numbers { shape, values })
     })
 }
 

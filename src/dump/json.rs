@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 use crate::python;
 
 /// A JSON value, with Python's distinction between integers and floats.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub enum PyJson {
     /// `null`
     Null,
@@ -27,6 +27,99 @@ pub enum PyJson {
     List(Vec<PyJson>),
     /// An object, keys in order.
     Object(Vec<(String, PyJson)>),
+    /// A rectangular nested list of numbers of one kind (what `tensor.tolist()` gives), held
+    /// flat: the same JSON as the nested [`PyJson::List`]s it stands for, and equal to them,
+    /// without a node per element. Dumps and the parser use it for tensors.
+    Numbers(Numbers),
+}
+
+/// The flat form of a nested list of numbers: [`PyJson::Numbers`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Numbers {
+    /// The nesting: `[2, 3]` is a list of two lists of three numbers. Never empty.
+    pub shape: Vec<usize>,
+    /// The numbers, row-major.
+    pub values: NumberValues,
+}
+
+/// The numbers of a [`Numbers`], all of one kind.
+#[derive(Debug, Clone, PartialEq)]
+pub enum NumberValues {
+    /// Floats.
+    Float(Vec<f64>),
+    /// Integers.
+    Int(Vec<i64>),
+    /// Booleans.
+    Bool(Vec<bool>),
+}
+
+impl NumberValues {
+    /// How many numbers.
+    pub fn len(&self) -> usize {
+        match self {
+            NumberValues::Float(v) => v.len(),
+            NumberValues::Int(v) => v.len(),
+            NumberValues::Bool(v) => v.len(),
+        }
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The `i`th number as a JSON scalar.
+    pub fn get(&self, i: usize) -> PyJson {
+        match self {
+            NumberValues::Float(v) => PyJson::Float(v[i]),
+            NumberValues::Int(v) => PyJson::Int(v[i]),
+            NumberValues::Bool(v) => PyJson::Bool(v[i]),
+        }
+    }
+
+    /// The `i`th number as `f64` (bools as 0 and 1).
+    pub fn f64_at(&self, i: usize) -> f64 {
+        match self {
+            NumberValues::Float(v) => v[i],
+            NumberValues::Int(v) => v[i] as f64,
+            NumberValues::Bool(v) => f64::from(u8::from(v[i])),
+        }
+    }
+}
+
+impl Numbers {
+    /// The nested lists it stands for.
+    pub fn to_lists(&self) -> PyJson {
+        fn nest(numbers: &NumberValues, shape: &[usize], at: &mut usize) -> PyJson {
+            match shape.split_first() {
+                None => {
+                    let value = numbers.get(*at);
+                    *at += 1;
+                    value
+                }
+                Some((&n, rest)) => PyJson::List((0..n).map(|_| nest(numbers, rest, at)).collect()),
+            }
+        }
+        nest(&self.values, &self.shape, &mut 0)
+    }
+}
+
+impl PartialEq for PyJson {
+    fn eq(&self, other: &PyJson) -> bool {
+        use PyJson::*;
+        match (self, other) {
+            (Null, Null) => true,
+            (Bool(a), Bool(b)) => a == b,
+            (Int(a), Int(b)) => a == b,
+            (Float(a), Float(b)) => a == b,
+            (Str(a), Str(b)) => a == b,
+            (List(a), List(b)) => a == b,
+            (Object(a), Object(b)) => a == b,
+            (Numbers(a), Numbers(b)) => a == b,
+            (Numbers(a), b @ List(_)) | (b @ List(_), Numbers(a)) => &a.to_lists() == b,
+            _ => false,
+        }
+    }
 }
 
 impl PyJson {
@@ -35,6 +128,23 @@ impl PyJson {
         match self {
             PyJson::Object(entries) => entries.iter().find(|(k, _)| k == key).map(|(_, v)| v),
             _ => None,
+        }
+    }
+
+    /// The value with every [`PyJson::Numbers`] written out as nested lists.
+    pub fn expand_numbers(self) -> PyJson {
+        match self {
+            PyJson::Numbers(numbers) => numbers.to_lists(),
+            PyJson::List(items) => {
+                PyJson::List(items.into_iter().map(PyJson::expand_numbers).collect())
+            }
+            PyJson::Object(entries) => PyJson::Object(
+                entries
+                    .into_iter()
+                    .map(|(k, v)| (k, v.expand_numbers()))
+                    .collect(),
+            ),
+            other => other,
         }
     }
 
@@ -122,6 +232,9 @@ fn write_value(
             indent(out, level);
             out.push(']');
         }
+        PyJson::Numbers(numbers) => {
+            write_numbers(out, numbers, &numbers.shape, &mut 0, level, flush)?
+        }
         PyJson::Object(entries) if entries.is_empty() => out.push_str("{}"),
         PyJson::Object(entries) => {
             out.push('{');
@@ -140,6 +253,47 @@ fn write_value(
         }
     }
     Ok(())
+}
+
+/// The nested lists of `numbers` (dims `shape`, from element `at`), as `write_value` writes them.
+fn write_numbers(
+    out: &mut String,
+    numbers: &Numbers,
+    shape: &[usize],
+    at: &mut usize,
+    level: usize,
+    flush: &mut dyn FnMut(&mut String) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let Some((&n, rest)) = shape.split_first() else {
+        match &numbers.values {
+            NumberValues::Float(v) => write_float_token(out, v[*at]),
+            NumberValues::Int(v) => {
+                let _ = write!(out, "{}", v[*at]);
+            }
+            NumberValues::Bool(v) => out.push_str(if v[*at] { "true" } else { "false" }),
+        }
+        *at += 1;
+        return Ok(());
+    };
+    if n == 0 {
+        out.push_str("[]");
+        return Ok(());
+    }
+    out.push('[');
+    for i in 0..n {
+        if i > 0 {
+            out.push(',');
+        }
+        indent(out, level + 1);
+        write_numbers(out, numbers, rest, at, level + 1, flush)?;
+        if rest.is_empty() {
+            continue;
+        }
+        flush(out)?;
+    }
+    indent(out, level);
+    out.push(']');
+    flush(out)
 }
 
 /// A float as Python's `json` writes it, appended to `out`.
@@ -174,6 +328,41 @@ fn write_string(out: &mut String, text: &str) {
         }
     }
     out.push('"');
+}
+
+/// A list of equally shaped [`PyJson::Numbers`] of one kind becomes one of a higher rank.
+fn densify(items: Vec<PyJson>) -> PyJson {
+    let Some(PyJson::Numbers(first)) = items.first() else {
+        return PyJson::List(items);
+    };
+    let same = |item: &PyJson| match item {
+        PyJson::Numbers(n) => {
+            n.shape == first.shape
+                && std::mem::discriminant(&n.values) == std::mem::discriminant(&first.values)
+        }
+        _ => false,
+    };
+    if !items.iter().all(same) {
+        return PyJson::List(items);
+    }
+    let mut shape = vec![items.len()];
+    shape.extend_from_slice(&first.shape);
+    let mut values = match &first.values {
+        NumberValues::Float(_) => NumberValues::Float(Vec::new()),
+        NumberValues::Int(_) => NumberValues::Int(Vec::new()),
+        NumberValues::Bool(_) => NumberValues::Bool(Vec::new()),
+    };
+    for item in items {
+        if let PyJson::Numbers(n) = item {
+            match (&mut values, n.values) {
+                (NumberValues::Float(all), NumberValues::Float(v)) => all.extend(v),
+                (NumberValues::Int(all), NumberValues::Int(v)) => all.extend(v),
+                (NumberValues::Bool(all), NumberValues::Bool(v)) => all.extend(v),
+                _ => {}
+            }
+        }
+    }
+    PyJson::Numbers(Numbers { shape, values })
 }
 
 /// Malformed JSON: what is wrong and where (1-based line and column).
@@ -296,6 +485,10 @@ impl Parser<'_> {
         if self.eat("]") {
             return Ok(PyJson::List(items));
         }
+        // A list of plain numbers is read straight into its flat form.
+        if let Some(numbers) = self.number_list()? {
+            return Ok(numbers);
+        }
         loop {
             self.skip_space();
             items.push(self.value()?);
@@ -304,10 +497,50 @@ impl Parser<'_> {
                 continue;
             }
             if self.eat("]") {
-                return Ok(PyJson::List(items));
+                return Ok(densify(items));
             }
             return Err(self.error("expected `,` or `]` in an array"));
         }
+    }
+
+    /// After `[`: a list of numbers of one kind, read flat; `None` (nothing consumed) when the
+    /// list holds anything else.
+    fn number_list(&mut self) -> Result<Option<PyJson>, JsonError> {
+        let start = self.at;
+        let mut floats = Vec::new();
+        let mut ints = Vec::new();
+        loop {
+            self.skip_space();
+            let number = match self.peek() {
+                Some(b'0'..=b'9') => self.number()?,
+                Some(b'-') if self.bytes.get(self.at + 1) != Some(&b'I') => self.number()?,
+                Some(b'-' | b'N' | b'I') => self.value()?,
+                _ => break,
+            };
+            match number {
+                PyJson::Float(f) if ints.is_empty() => floats.push(f),
+                PyJson::Int(i) if floats.is_empty() => ints.push(i),
+                _ => break,
+            }
+            self.skip_space();
+            if self.eat(",") {
+                continue;
+            }
+            if self.eat("]") {
+                let values = if floats.is_empty() {
+                    NumberValues::Int(ints)
+                } else {
+                    NumberValues::Float(floats)
+                };
+                return Ok(Some(PyJson::Numbers(Numbers {
+                    shape: vec![values.len()],
+                    values,
+                })));
+            }
+            break;
+        }
+        self.at = start;
+        Ok(None)
     }
 
     fn string(&mut self) -> Result<String, JsonError> {
@@ -439,9 +672,47 @@ mod tests {
         assert_eq!(back.get("a"), value.get("a"));
         assert_eq!(back.get("c"), value.get("c"));
         assert_eq!(back.get("emoji"), value.get("emoji"));
+        let back = back.expand_numbers();
         assert!(
             matches!(back.get("d"), Some(List(items)) if matches!(items[0], Float(f) if f.is_nan()))
         );
+    }
+
+    #[test]
+    fn flat_numbers_write_read_and_compare_as_their_nested_lists() {
+        use super::{NumberValues, Numbers as Flat};
+        let flat = Numbers(Flat {
+            shape: vec![2, 3],
+            values: NumberValues::Float(vec![1.0, 2.5, -0.0, 4.0, f64::INFINITY, 6.0]),
+        });
+        let nested = flat.clone().expand_numbers();
+        assert_eq!(flat.to_python_string(), nested.to_python_string());
+        assert_eq!(flat, nested);
+        let parsed = PyJson::parse(&nested.to_python_string()).unwrap();
+        assert!(
+            matches!(&parsed, Numbers(n) if n.shape == [2, 3]),
+            "{parsed:?}"
+        );
+        assert_eq!(parsed, flat);
+        let ints = PyJson::parse("[[1, 2], [3, 4]]").unwrap();
+        assert!(matches!(
+            &ints,
+            Numbers(Flat {
+                values: NumberValues::Int(_),
+                ..
+            })
+        ));
+        // Ragged or mixed lists stay lists.
+        assert!(matches!(PyJson::parse("[[1, 2], [3]]").unwrap(), List(_)));
+        assert!(matches!(
+            PyJson::parse("[[1, 2], [3.5, 4.5]]").unwrap(),
+            List(_)
+        ));
+        let empty = Numbers(Flat {
+            shape: vec![2, 0],
+            values: NumberValues::Int(vec![]),
+        });
+        assert_eq!(empty.to_python_string(), "[\n  [],\n  []\n]");
     }
 
     #[test]

@@ -210,6 +210,7 @@ impl ToDump for PyJson {
             PyJson::Float(f) => Value::Float(f),
             PyJson::Str(s) => Value::Str(s),
             PyJson::List(items) => Value::List(items.into_iter().map(ToDump::to_dump).collect()),
+            PyJson::Numbers(numbers) => numbers.to_lists().to_dump(),
             PyJson::Object(entries) => Value::Map(Map(entries
                 .into_iter()
                 .map(|(k, v)| (k, v.to_dump()))
