@@ -347,10 +347,11 @@ fn densify(items: Vec<PyJson>) -> PyJson {
     }
     let mut shape = vec![items.len()];
     shape.extend_from_slice(&first.shape);
+    let total = items.len() * first.values.len();
     let mut values = match &first.values {
-        NumberValues::Float(_) => NumberValues::Float(Vec::new()),
-        NumberValues::Int(_) => NumberValues::Int(Vec::new()),
-        NumberValues::Bool(_) => NumberValues::Bool(Vec::new()),
+        NumberValues::Float(_) => NumberValues::Float(Vec::with_capacity(total)),
+        NumberValues::Int(_) => NumberValues::Int(Vec::with_capacity(total)),
+        NumberValues::Bool(_) => NumberValues::Bool(Vec::with_capacity(total)),
     };
     for item in items {
         if let PyJson::Numbers(n) = item {
@@ -403,9 +404,11 @@ impl Parser<'_> {
     }
 
     fn skip_space(&mut self) {
-        while matches!(self.peek(), Some(b' ' | b'\n' | b'\r' | b'\t')) {
-            self.at += 1;
-        }
+        let rest = &self.bytes[self.at..];
+        self.at += rest
+            .iter()
+            .position(|b| !matches!(b, b' ' | b'\n' | b'\r' | b'\t'))
+            .unwrap_or(rest.len());
     }
 
     fn eat(&mut self, literal: &str) -> bool {
@@ -512,6 +515,19 @@ impl Parser<'_> {
         loop {
             self.skip_space();
             let number = match self.peek() {
+                // Once the list is known to hold floats, the rest are read as floats (an int
+                // token among them, which `tolist()` never writes, compares equal anyway).
+                Some(b'0'..=b'9' | b'-')
+                    if !floats.is_empty() && self.bytes.get(self.at + 1) != Some(&b'I') =>
+                {
+                    match lexical_core::parse_partial::<f64>(&self.bytes[self.at..]) {
+                        Ok((value, length)) => {
+                            self.at += length;
+                            PyJson::Float(value)
+                        }
+                        Err(_) => return Err(self.error("invalid number")),
+                    }
+                }
                 Some(b'0'..=b'9') => self.number()?,
                 Some(b'-') if self.bytes.get(self.at + 1) != Some(&b'I') => self.number()?,
                 Some(b'-' | b'N' | b'I') => self.value()?,
@@ -612,28 +628,19 @@ impl Parser<'_> {
     }
 
     fn number(&mut self) -> Result<PyJson, JsonError> {
-        let start = self.at;
-        if self.peek() == Some(b'-') {
-            self.at += 1;
-        }
-        let mut is_float = false;
-        while let Some(b) = self.peek() {
-            match b {
-                b'0'..=b'9' => {}
-                b'.' | b'e' | b'E' | b'+' | b'-' => is_float = true,
-                _ => break,
-            }
-            self.at += 1;
-        }
-        let text = std::str::from_utf8(&self.bytes[start..self.at])
-            .map_err(|_| self.error("invalid number"))?;
-        if !is_float && let Ok(int) = text.parse::<i64>() {
+        let rest = &self.bytes[self.at..];
+        let (value, length) =
+            lexical_core::parse_partial::<f64>(rest).map_err(|_| self.error("invalid number"))?;
+        let text = &rest[..length];
+        self.at += length;
+        // Python reads `1` as an int and `1.0` or `1e3` as a float.
+        if text.iter().all(|b| b.is_ascii_digit() || *b == b'-')
+            && let Ok(int) = lexical_core::parse::<i64>(text)
+        {
             return Ok(PyJson::Int(int));
         }
         // Integers beyond i64 are read as floats, as precise as they can be.
-        text.parse::<f64>()
-            .map(PyJson::Float)
-            .map_err(|_| self.error("invalid number"))
+        Ok(PyJson::Float(value))
     }
 }
 
