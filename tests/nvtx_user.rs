@@ -1,7 +1,9 @@
 //! User ranges, marks, domains, handles, capture and stage markers, as the NVTX recorder sees
 //! them. Ranges are enabled once for this test binary, with order tracking.
 
-use std::panic::{AssertUnwindSafe, catch_unwind};
+mod common;
+
+use std::panic::catch_unwind;
 use std::sync::Once;
 
 use burn::backend::NdArray;
@@ -9,6 +11,7 @@ use burn::module::Module;
 use burn::nn::{Linear, LinearConfig};
 use burn::tensor::Tensor;
 use burn_profiled::nvtx::{self, Color, Domain, Handle, Label, RangeConfig, Ranged};
+use common::panic_message;
 use nvtx_recorder::{Event, Message};
 
 nvtx_recorder::install_static!();
@@ -45,16 +48,6 @@ fn line(e: &Event) -> String {
     format!("{} {domain} {} {text}{color}{category}", e.kind, e.depth)
         .trim_end()
         .to_owned()
-}
-
-/// A panic's message.
-fn panic_message(work: impl FnOnce()) -> String {
-    let payload = catch_unwind(AssertUnwindSafe(work)).expect_err("it panics");
-    payload
-        .downcast_ref::<String>()
-        .cloned()
-        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-        .unwrap()
 }
 
 #[test]

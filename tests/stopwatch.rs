@@ -1,13 +1,15 @@
 //! The stopwatch on a scripted clock: report layout (golden file), warm-up and print schedule,
 //! every misuse message.
 
+mod common;
+
 use std::num::NonZeroUsize;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use burn_profiled::stopwatch::{CpuNameError, State, Stopwatch, StopwatchConfig};
+use common::panic_message;
 
 /// A clock that advances by `tick` at every reading.
 fn ticking(tick: Duration) -> impl FnMut() -> Duration + Send + 'static {
@@ -27,15 +29,6 @@ fn scripted(warmup: usize, print_every: Option<usize>) -> Stopwatch {
             .cpu_meter(move || cpu.next().unwrap_or(0.0))
             .rss_meter(move || rss.next().flatten()),
     )
-}
-
-fn panic_message(work: impl FnOnce()) -> String {
-    let payload = catch_unwind(AssertUnwindSafe(work)).expect_err("it panics");
-    payload
-        .downcast_ref::<String>()
-        .cloned()
-        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-        .unwrap()
 }
 
 /// The original's documented example (warm-up 5, 16 iterations, report every 2), on a clock

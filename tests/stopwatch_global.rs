@@ -1,14 +1,16 @@
 //! The process-wide stopwatch: inert until enabled, then the same as a `Stopwatch` value; op
 //! statistics wait for its warm-up. One test: the stopwatch is enabled once per process.
 
+mod common;
+
 use std::num::NonZeroUsize;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Duration;
 
 use burn::backend::NdArray;
 use burn::tensor::Tensor;
 use burn_profiled::stopwatch::{self, State, StopwatchConfig};
 use burn_profiled::{Profiled, stats};
+use common::panic_message;
 
 #[test]
 fn disabled_then_enabled_once() {
@@ -62,18 +64,8 @@ fn disabled_then_enabled_once() {
         .expect("float_exp recorded");
     assert_eq!(exp.calls, 2);
 
-    let twice = catch_unwind(AssertUnwindSafe(|| {
-        stopwatch::enable(StopwatchConfig::new(0, None))
-    }))
-    .unwrap_err();
-    let message = twice
-        .downcast_ref::<String>()
-        .map(String::as_str)
-        .or(twice.downcast_ref::<&str>().copied());
     assert_eq!(
-        message,
-        Some(
-            "Stopwatch singleton can be enabled only once (burn_profiled::stopwatch::enable was called twice)"
-        )
+        panic_message(|| stopwatch::enable(StopwatchConfig::new(0, None))),
+        "Stopwatch singleton can be enabled only once (burn_profiled::stopwatch::enable was called twice)"
     );
 }

@@ -371,31 +371,7 @@ mod tests {
         let comparison = compare(&reference, &current, &is_tensor, options);
         assert_eq!(
             failure_message("tensors", 0, 2, &comparison),
-            "Comparison of data with previously dumped data failed for [tensors] data for dump 0.
-NOTE: The following errors were found for the dumped [tensors] data for dump 0.
-      Up to 2 most significant errors are shown per tensor.
-  Numerical mismatch at path: t1[1,2]
-    Dumped data: 6.0
-    Struct to compare: 16.0
-    Difference (current - dumped): 10.0
-  Numerical mismatch at path: t1[1,0]
-    Dumped data: 4.0
-    Struct to compare: 0.0
-    Difference (current - dumped): -4.0
-  Numerical mismatch at path: other.t2[1,2]
-    Dumped data: 6.0
-    Struct to compare: 7.0
-    Difference (current - dumped): 1.0
-  Missing key 't3' at path: other in current data but present in reference
-  Numerical mismatch at path: other.num
-    Dumped data: 1.5
-    Struct to compare: 1.50001
-    Difference (current - dumped): 1.0000000000065512e-05
-  Numerical mismatch at path: other.flag
-    Dumped data: True
-    Struct to compare: False
-    Difference (current - dumped): -1
-  Extra key 't4' at path: other in current data but not present in reference"
+            include_str!("../../tests/golden/compare_message.txt")
         );
         assert_eq!(comparison.total, 7);
     }
