@@ -326,6 +326,66 @@ fn tensor_data_of_every_burn_dtype_converts() {
     assert!(error.to_string().contains("QFloat"), "{error}");
 }
 
+/// The dumper writes a tensor's own bytes where it can: its files must be those of the array
+/// `Array::from_tensor_data` converts, for every dtype (bool and bfloat16 are converted).
+#[test]
+fn the_dumper_writes_every_dtype_as_the_array_writers_do() {
+    let tensors = [
+        TensorData::new(vec![1.5f64, -2.0, 3.25], [3]),
+        TensorData::new(vec![1.5f32, -2.0, 3.25, 0.0], [2, 2]),
+        TensorData::new(vec![f16::from_f32(0.5), f16::from_f32(-7.0)], [2]),
+        TensorData::new(vec![bf16::from_f32(0.5), bf16::from_f32(-7.0)], [1, 2]),
+        TensorData::new(vec![-3i64, 4], [2]),
+        TensorData::new(vec![-3i32, 4], [2]),
+        TensorData::new(vec![-3i16, 4], [2]),
+        TensorData::new(vec![-3i8, 4], [2]),
+        TensorData::new(vec![u64::MAX, 4], [2]),
+        TensorData::new(vec![7u32, 4], [2]),
+        TensorData::new(vec![7u16, 4], [2]),
+        TensorData::new(vec![7u8, 4], [2]),
+        TensorData::new(vec![true, false, true], [3]),
+        TensorData::from_bytes_vec(
+            vec![1, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0],
+            [3],
+            DType::Bool(burn::tensor::BoolStore::U32),
+        ),
+    ];
+    for data in tensors {
+        let expected = tempfile::tempdir().unwrap();
+        let array = Array::from_tensor_data(&data).unwrap();
+        write_bin(&expected.path().join("t.bin"), &array).unwrap();
+        write_npy(&expected.path().join("t.npy"), &array).unwrap();
+        let dumps = tempfile::tempdir().unwrap();
+        let mut dumper = burn_profiled::dump::TensorDumper::new(dumps.path());
+        let options = |dump_type| burn_profiled::dump::AddOptions::new(dump_type);
+        dumper
+            .add_tensor_data(
+                "b",
+                data.clone(),
+                options(burn_profiled::dump::DumpType::Binary),
+            )
+            .unwrap();
+        dumper
+            .add_tensor_data(
+                "n",
+                data.clone(),
+                options(burn_profiled::dump::DumpType::Npy),
+            )
+            .unwrap();
+        assert!(dumper.dump(true).unwrap());
+        let dumped = |name: &str| std::fs::read(dumps.path().join("0").join(name)).unwrap();
+        let written = |name: &str| std::fs::read(expected.path().join(name)).unwrap();
+        let dtype = data.dtype;
+        assert_eq!(dumped("[tensors.json]b.bin"), written("t.bin"), "{dtype:?}");
+        assert_eq!(
+            dumped("[tensors.json]b.bin.meta.json"),
+            written("t.bin.meta.json"),
+            "{dtype:?}"
+        );
+        assert_eq!(dumped("[tensors.json]n.npy"), written("t.npy"), "{dtype:?}");
+    }
+}
+
 #[test]
 fn nested_list_counts_bound_the_json_form() {
     // Only the shape matters (the fields are public; `Array::new` would refuse these bytes).

@@ -364,6 +364,59 @@ pub struct Array {
     pub bytes: Vec<u8>,
 }
 
+/// An array's parts, borrowed: what the writers need, so that a tensor's bytes are written
+/// without a copy.
+#[derive(Clone, Copy)]
+pub(crate) struct ArrayView<'a> {
+    pub dtype: Dtype,
+    pub shape: &'a [usize],
+    pub bytes: &'a [u8],
+}
+
+impl ArrayView<'_> {
+    /// Checks that the bytes hold exactly the elements the shape declares.
+    fn check(&self) -> Result<(), BlobError> {
+        match byte_length(self.shape, self.dtype) {
+            None => Err(invalid(format!(
+                "shape {:?} of {} has more elements than memory can hold",
+                self.shape,
+                self.dtype.torch_name()
+            ))),
+            Some(expected) if expected != self.bytes.len() => Err(invalid(format!(
+                "{} bytes do not hold shape {:?} of {}, which needs {expected}",
+                self.bytes.len(),
+                self.shape,
+                self.dtype.torch_name()
+            ))),
+            Some(_) => Ok(()),
+        }
+    }
+
+    /// See [`Array::values_f64`].
+    fn values_f64(&self) -> Vec<f64> {
+        self.bytes
+            .chunks_exact(self.dtype.size())
+            .map(|chunk| element_f64(self.dtype, chunk))
+            .collect()
+    }
+}
+
+/// Calls `write` with the array of a Burn tensor's data: its own bytes where they are already
+/// in the dumped layout (every dtype but bool), else as [`Array::from_tensor_data`] converts them.
+pub(crate) fn with_tensor_view<R>(
+    data: &TensorData,
+    write: impl FnOnce(ArrayView<'_>) -> Result<R, BlobError>,
+) -> Result<R, BlobError> {
+    match (data.dtype, Dtype::from_burn(data.dtype)) {
+        (DType::Bool(_), _) | (_, None) => write(Array::from_tensor_data(data)?.view()),
+        (_, Some(dtype)) => write(ArrayView {
+            dtype,
+            shape: &data.shape,
+            bytes: data.as_bytes(),
+        }),
+    }
+}
+
 impl Array {
     /// An array of `bytes`, checked against `shape` and `dtype`.
     pub fn new(dtype: Dtype, shape: Vec<usize>, bytes: Vec<u8>) -> Result<Array, BlobError> {
@@ -387,19 +440,15 @@ impl Array {
 
     /// Checks that the bytes hold exactly the elements the shape declares.
     fn check(&self) -> Result<(), BlobError> {
-        match byte_length(&self.shape, self.dtype) {
-            None => Err(invalid(format!(
-                "shape {:?} of {} has more elements than memory can hold",
-                self.shape,
-                self.dtype.torch_name()
-            ))),
-            Some(expected) if expected != self.bytes.len() => Err(invalid(format!(
-                "{} bytes do not hold shape {:?} of {}, which needs {expected}",
-                self.bytes.len(),
-                self.shape,
-                self.dtype.torch_name()
-            ))),
-            Some(_) => Ok(()),
+        self.view().check()
+    }
+
+    /// The array's parts, borrowed.
+    pub(crate) fn view(&self) -> ArrayView<'_> {
+        ArrayView {
+            dtype: self.dtype,
+            shape: &self.shape,
+            bytes: &self.bytes,
         }
     }
 
@@ -439,10 +488,7 @@ impl Array {
     /// The elements as numbers, in C order (bool as 0/1; 64-bit integers rounded to the nearest
     /// f64).
     pub fn values_f64(&self) -> Vec<f64> {
-        self.bytes
-            .chunks_exact(self.dtype.size())
-            .map(|chunk| element_f64(self.dtype, chunk))
-            .collect()
+        self.view().values_f64()
     }
 
     /// The number of lists [`Array::to_py_json`] builds (`None` if it overflows): about the
@@ -555,16 +601,21 @@ fn with_file(path: &Path, error: BlobError) -> BlobError {
 /// `{path}.meta.json` = `{"file_data_shape": [...], "file_data_dtype": "torch.float32"}` (written
 /// first, as the original does). Both go through a temporary file renamed into place.
 pub fn write_bin(path: &Path, array: &Array) -> Result<(), BlobError> {
+    write_bin_view(path, array.view())
+}
+
+/// [`write_bin`] of borrowed parts.
+pub(crate) fn write_bin_view(path: &Path, array: ArrayView<'_>) -> Result<(), BlobError> {
     array.check().map_err(|e| with_file(path, e))?;
     let meta = PyJson::Object(vec![
-        ("file_data_shape".to_owned(), shape_json(&array.shape)),
+        ("file_data_shape".to_owned(), shape_json(array.shape)),
         (
             "file_data_dtype".to_owned(),
             PyJson::Str(array.dtype.torch_name().to_owned()),
         ),
     ]);
     write_file(&meta_path(path), meta.to_python_string().as_bytes())?;
-    write_file(path, &array.bytes)
+    write_file(path, array.bytes)
 }
 
 /// A JSON sidecar: parsed, or `Malformed` naming it.
@@ -647,19 +698,28 @@ fn python_tuple(shape: &[usize]) -> String {
 /// Writes `array` as `numpy.save` does: NPY 1.0 (2.0 if the header needs it), header padded
 /// with spaces to a multiple of 64 bytes. bfloat16 is widened to `<f4`.
 pub fn write_npy(path: &Path, array: &Array) -> Result<(), BlobError> {
+    write_npy_view(path, array.view())
+}
+
+/// [`write_npy`] of borrowed parts.
+pub(crate) fn write_npy_view(path: &Path, array: ArrayView<'_>) -> Result<(), BlobError> {
     array.check().map_err(|e| with_file(path, e))?;
     let widened;
     let array = if array.dtype == Dtype::BF16 {
-        let values: Vec<f32> = array.values_f64().into_iter().map(|v| v as f32).collect();
-        widened = Array::from_values(&array.shape, &values).map_err(|e| with_file(path, e))?;
-        &widened
+        let values: Vec<f32> = array
+            .bytes
+            .chunks_exact(2)
+            .map(|chunk| bf16::from_le_bytes(le_bytes(chunk)).to_f32())
+            .collect();
+        widened = Array::from_values(array.shape, &values).map_err(|e| with_file(path, e))?;
+        widened.view()
     } else {
         array
     };
     let descr = array.dtype.numpy_descr().unwrap_or("<f4");
     let mut header = format!(
         "{{'descr': '{descr}', 'fortran_order': False, 'shape': {}, }}",
-        python_tuple(&array.shape)
+        python_tuple(array.shape)
     );
     // Version 1.0 has a u16 header length and a 10-byte preamble; 2.0 a u32 and 12 bytes.
     let fits_v1 = header.len() + 1 + 10 + 63 <= usize::from(u16::MAX);
@@ -682,7 +742,7 @@ pub fn write_npy(path: &Path, array: &Array) -> Result<(), BlobError> {
         bytes.extend_from_slice(&length.to_le_bytes());
     }
     bytes.extend_from_slice(header.as_bytes());
-    write_file_parts(path, &[&bytes, &array.bytes])
+    write_file_parts(path, &[&bytes, array.bytes])
 }
 
 /// A value of the NPY header's Python dict literal.
@@ -914,7 +974,7 @@ impl ImageFormat {
 
 /// The smallest and largest element as the sidecar's JSON: ints for integer and bool dtypes,
 /// floats otherwise. NaNs are ignored, as far as they can be.
-fn value_range(array: &Array) -> (f64, f64, PyJson, PyJson) {
+fn value_range(array: ArrayView<'_>) -> (f64, f64, PyJson, PyJson) {
     let values = array.values_f64();
     let min = values.iter().copied().fold(f64::INFINITY, f64::min);
     let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
@@ -939,6 +999,15 @@ fn value_range(array: &Array) -> (f64, f64, PyJson, PyJson) {
 /// colours) or grey PNG, with `{path}.meta.json` = `{"original_range": [min, max],
 /// "image_format": ...}`.
 pub fn write_png(path: &Path, image: &Array, format: ImageFormat) -> Result<(), BlobError> {
+    write_png_view(path, image.view(), format)
+}
+
+/// [`write_png`] of borrowed parts.
+pub(crate) fn write_png_view(
+    path: &Path,
+    image: ArrayView<'_>,
+    format: ImageFormat,
+) -> Result<(), BlobError> {
     image.check().map_err(|e| with_file(path, e))?;
     let unwritable = |message: String| BlobError::Unwritable {
         path: path.to_owned(),
@@ -969,7 +1038,7 @@ pub fn write_png(path: &Path, image: &Array, format: ImageFormat) -> Result<(), 
             "cannot write {file}: a {height}x{width} image is too large for PNG"
         )));
     };
-    if image.is_empty() {
+    if image.bytes.is_empty() {
         return Err(unwritable(format!(
             "cannot write {file}: the image of shape {:?} is empty",
             image.shape

@@ -3,6 +3,7 @@
 //! split into one file per image (`.i.j.k`). Everything is checked here, before any file is
 //! written.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 
 use burn::tensor::{DType, TensorData};
@@ -13,19 +14,19 @@ use super::options::DumpType;
 use super::tree::{Content, Node, Record};
 
 /// A file to write next to the main JSON file.
-pub(crate) struct Blob {
+pub(crate) struct Blob<'a> {
     /// The dotted name with its extension (`group.bin.bin`); the file is `[{kind}.json]{name}`.
     pub name: String,
-    /// The (permuted) data.
-    pub data: TensorData,
+    /// The data: the stored tensor's, or its permuted or split copy.
+    pub data: Cow<'a, TensorData>,
     /// Binary, an image type or Npy.
     pub dump_type: DumpType,
 }
 
 /// The formatted structure.
-pub(crate) struct Formatted {
+pub(crate) struct Formatted<'a> {
     pub json: PyJson,
-    pub blobs: Vec<Blob>,
+    pub blobs: Vec<Blob<'a>>,
     /// The structure paths holding a tensor (for the comparison's per-tensor limit).
     pub tensor_paths: HashSet<String>,
     /// Whether image shapes are checked (dumping; a comparison refuses images anyway).
@@ -34,11 +35,11 @@ pub(crate) struct Formatted {
 
 /// Formats `root`. `split_images`: dumping (image stacks become one file per image), not
 /// comparing. `file_for` gives the file an image check reports.
-pub(crate) fn format(
-    root: &[(String, Node)],
+pub(crate) fn format<'a>(
+    root: &'a [(String, Node)],
     split_images: bool,
     file_for: &dyn Fn(&str) -> String,
-) -> Result<Formatted, DumpError> {
+) -> Result<Formatted<'a>, DumpError> {
     let mut out = Formatted {
         json: PyJson::Null,
         blobs: Vec::new(),
@@ -56,12 +57,12 @@ pub(crate) fn format(
     Ok(out)
 }
 
-fn node_json(
-    node: &Node,
+fn node_json<'a>(
+    node: &'a Node,
     path: &str,
     split_images: bool,
     file_for: &dyn Fn(&str) -> String,
-    out: &mut Formatted,
+    out: &mut Formatted<'a>,
 ) -> Result<PyJson, DumpError> {
     Ok(match node {
         Node::Leaf(leaf) => leaf.clone(),
@@ -88,12 +89,12 @@ fn node_json(
     })
 }
 
-fn record_json(
-    record: &Record,
+fn record_json<'a>(
+    record: &'a Record,
     path: &str,
     split_images: bool,
     file_for: &dyn Fn(&str) -> String,
-    out: &mut Formatted,
+    out: &mut Formatted<'a>,
 ) -> Result<PyJson, DumpError> {
     let Content::Data(data) = &record.content else {
         // Gradient inputs before `set_gradients` are refused earlier; the original would
@@ -101,29 +102,33 @@ fn record_json(
         return Err(DumpError::GradientsNotComputedForDump);
     };
     let data = match &record.permute {
-        Some(axes) => permute(data, axes).ok_or_else(|| DumpError::InvalidPermutation {
-            path: path.to_owned(),
-            axes: axes.clone(),
-            shape: data.shape.to_vec(),
-        })?,
-        None => data.clone(),
+        Some(axes) => {
+            Cow::Owned(
+                permute(data, axes).ok_or_else(|| DumpError::InvalidPermutation {
+                    path: path.to_owned(),
+                    axes: axes.clone(),
+                    shape: data.shape.to_vec(),
+                })?,
+            )
+        }
+        None => Cow::Borrowed(data),
     };
     if split_images
         && let Some(rank) = record.dump_type.image_rank()
         && data.shape.len() > rank
     {
-        return split(&data, path, rank, record.dump_type, file_for, out);
+        return split(data, path, rank, record.dump_type, file_for, out);
     }
     out.tensor_paths.insert(path.to_owned());
     blob_or_json(data, path, record.dump_type, file_for, out)
 }
 
-fn blob_or_json(
-    data: TensorData,
+fn blob_or_json<'a>(
+    data: Cow<'a, TensorData>,
     path: &str,
     dump_type: DumpType,
     file_for: &dyn Fn(&str) -> String,
-    out: &mut Formatted,
+    out: &mut Formatted<'a>,
 ) -> Result<PyJson, DumpError> {
     let Some(ext) = dump_type.extension() else {
         return tensor_json(&data, path);
@@ -156,17 +161,17 @@ fn blob_or_json(
 }
 
 /// Splits an image stack over its leading dims into nested lists of single images.
-fn split(
-    data: &TensorData,
+fn split<'a>(
+    data: Cow<'a, TensorData>,
     path: &str,
     rank: usize,
     dump_type: DumpType,
     file_for: &dyn Fn(&str) -> String,
-    out: &mut Formatted,
+    out: &mut Formatted<'a>,
 ) -> Result<PyJson, DumpError> {
     let shape = data.shape.to_vec();
     if shape.len() == rank {
-        return blob_or_json(data.clone(), path, dump_type, file_for, out);
+        return blob_or_json(data, path, dump_type, file_for, out);
     }
     let count = shape[0];
     let inner: Vec<usize> = shape[1..].to_vec();
@@ -180,7 +185,7 @@ fn split(
             data.dtype,
         );
         items.push(split(
-            &part,
+            Cow::Owned(part),
             &format!("{path}.{i}"),
             rank,
             dump_type,
