@@ -240,9 +240,7 @@ fn numbered_dumps(dir: &Path) -> Result<BTreeMap<usize, PathBuf>, Unusable> {
 
 fn read_json(path: &Path) -> Result<PyJson, Unusable> {
     let cannot = |reason: String| Unusable(format!("cannot read {}: {reason}", path.display()));
-    let bytes = std::fs::read(path).map_err(|error| cannot(error.to_string()))?;
-    let text = std::str::from_utf8(&bytes).map_err(|_| cannot("not UTF-8 text".to_owned()))?;
-    PyJson::parse(text)
+    PyJson::read_file(path)
         .map(PyJson::expand_numbers)
         .map_err(|error| cannot(error.to_string()))
 }

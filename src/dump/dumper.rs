@@ -14,7 +14,7 @@ use super::convert::Converters;
 use super::error::DumpError;
 use super::format::format;
 use super::grads::{self, GradValues};
-use super::json::PyJson;
+use super::json::{JsonReadError, PyJson};
 use super::options::{AddOptions, CompareSettings, DumpType};
 use super::ragged::{self, RaggedBatch};
 use super::tap;
@@ -383,24 +383,23 @@ impl TensorDumper {
             .dump_dir
             .join(count.to_string())
             .join(format!("{kind}.json"));
-        let text = match std::fs::read(&file) {
-            Ok(bytes) => String::from_utf8(bytes).map_err(|_| DumpError::BadReference {
-                file: file.clone(),
-                message: "not UTF-8 text".to_owned(),
-            })?,
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+        let reference = match PyJson::read_file(&file) {
+            Ok(reference) => reference,
+            Err(JsonReadError::Io(error)) if error.kind() == std::io::ErrorKind::NotFound => {
                 return Err(DumpError::NoReference {
                     kind: kind.to_owned(),
                     count,
                     file,
                 });
             }
-            Err(error) => return Err(DumpError::io(&file)(error)),
+            Err(JsonReadError::Io(error)) => return Err(DumpError::io(&file)(error)),
+            Err(JsonReadError::Malformed(error)) => {
+                return Err(DumpError::BadReference {
+                    file,
+                    message: error.to_string(),
+                });
+            }
         };
-        let reference = PyJson::parse(&text).map_err(|error| DumpError::BadReference {
-            file: file.clone(),
-            message: error.to_string(),
-        })?;
         let is_tensor = |path: &str| formatted.tensor_paths.contains(path);
         let comparison = compare(
             &reference,
