@@ -240,9 +240,7 @@ fn numbered_dumps(dir: &Path) -> Result<BTreeMap<usize, PathBuf>, Unusable> {
 
 fn read_json(path: &Path) -> Result<PyJson, Unusable> {
     let cannot = |reason: String| Unusable(format!("cannot read {}: {reason}", path.display()));
-    PyJson::read_file(path)
-        .map(PyJson::expand_numbers)
-        .map_err(|error| cannot(error.to_string()))
+    PyJson::read_file(path).map_err(|error| cannot(error.to_string()))
 }
 
 /// Compares `{kind}.json` of dump `index` and the blobs it names.
@@ -551,7 +549,7 @@ fn collect_tensor_paths(
         let path = structure_path(steps);
         if blobs.current_blobs.contains(&path) {
             // A 0-d blob is a bare number, shown without brackets.
-            if matches!(value, PyJson::List(_)) {
+            if matches!(value, PyJson::List(_) | PyJson::Numbers(_)) {
                 out.insert(path);
             }
             return;
@@ -590,6 +588,21 @@ impl TensorStats {
     /// Walks a tensor pair element by element (where their shapes agree).
     fn add(&mut self, reference: &PyJson, current: &PyJson, index: &mut Vec<usize>, eps: f64) {
         match (reference, current) {
+            (PyJson::Numbers(r), PyJson::Numbers(c)) if r.shape == c.shape => {
+                for i in 0..r.values.len() {
+                    self.element(r.values.f64_at(i), c.values.f64_at(i), eps, || {
+                        let mut element = vec![0; r.shape.len()];
+                        let mut rest = i;
+                        for (slot, dim) in element.iter_mut().zip(&r.shape).rev() {
+                            *slot = rest % dim;
+                            rest /= dim;
+                        }
+                        [index.as_slice(), &element].concat()
+                    });
+                }
+            }
+            (PyJson::Numbers(r), c) => self.add(&r.to_lists(), c, index, eps),
+            (r, PyJson::Numbers(c)) => self.add(r, &c.to_lists(), index, eps),
             (PyJson::List(r), PyJson::List(c)) if r.len() == c.len() => {
                 for (i, (r_item, c_item)) in r.iter().zip(c).enumerate() {
                     index.push(i);
@@ -598,26 +611,30 @@ impl TensorStats {
                 }
             }
             (r, c) => {
-                let (Some(r), Some(c)) = (r.as_number(), c.as_number()) else {
-                    return;
-                };
-                self.elements += 1;
-                let abs_error = (c - r).abs();
-                // NaN never counts, as in the comparison.
-                self.max_abs_error = self.max_abs_error.max(abs_error);
-                self.max_rel_error = self
-                    .max_rel_error
-                    .max(abs_error / r.abs().max(f64::MIN_POSITIVE));
-                if abs_error > eps {
-                    self.over_eps += 1;
-                    if self
-                        .worst
-                        .as_ref()
-                        .is_none_or(|(worst, _)| abs_error > *worst)
-                    {
-                        self.worst = Some((abs_error, index.clone()));
-                    }
+                if let (Some(r), Some(c)) = (r.as_number(), c.as_number()) {
+                    self.element(r, c, eps, || index.clone());
                 }
+            }
+        }
+    }
+
+    /// One element pair; `index` gives its index when it is the worst so far.
+    fn element(&mut self, r: f64, c: f64, eps: f64, index: impl FnOnce() -> Vec<usize>) {
+        self.elements += 1;
+        let abs_error = (c - r).abs();
+        // NaN never counts, as in the comparison.
+        self.max_abs_error = self.max_abs_error.max(abs_error);
+        self.max_rel_error = self
+            .max_rel_error
+            .max(abs_error / r.abs().max(f64::MIN_POSITIVE));
+        if abs_error > eps {
+            self.over_eps += 1;
+            if self
+                .worst
+                .as_ref()
+                .is_none_or(|(worst, _)| abs_error > *worst)
+            {
+                self.worst = Some((abs_error, index()));
             }
         }
     }

@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use burn::tensor::{BoolStore, DType, TensorData};
 use half::{bf16, f16};
 
-use super::json::PyJson;
+use super::json::{NumberValues, Numbers, PyJson};
 use crate::files::write_atomically;
 
 /// Element types of dumped arrays, named as PyTorch names them (`torch.float32`).
@@ -509,9 +509,31 @@ impl Array {
     }
 
     /// The array as `tensor.tolist()` writes it into JSON: nested lists (a bare number for a
-    /// scalar) of floats, ints or bools by dtype.
+    /// scalar) of floats, ints or bools by dtype, held flat as [`PyJson::Numbers`] (equal to
+    /// the nested lists, without a node per element) where the elements are of one kind.
     pub fn to_py_json(&self) -> PyJson {
         let size = self.dtype.size();
+        let chunks = || self.bytes.chunks_exact(size);
+        let flat = match self.dtype {
+            _ if self.shape.is_empty() => None,
+            Dtype::Bool => Some(NumberValues::Bool(
+                chunks().map(|chunk| chunk[0] != 0).collect(),
+            )),
+            dtype if dtype.is_float() => Some(NumberValues::Float(
+                chunks().map(|chunk| element_f64(dtype, chunk)).collect(),
+            )),
+            // u64 beyond i64 is written as a float: keep a node per element there.
+            dtype => chunks()
+                .map(|chunk| element_int(dtype, chunk).and_then(|i| i64::try_from(i).ok()))
+                .collect::<Option<Vec<i64>>>()
+                .map(NumberValues::Int),
+        };
+        if let Some(values) = flat {
+            return PyJson::Numbers(Numbers {
+                shape: self.shape.clone(),
+                values,
+            });
+        }
         let element = |chunk: &[u8]| match self.dtype {
             Dtype::Bool => PyJson::Bool(chunk.first().is_some_and(|b| *b != 0)),
             dtype if dtype.is_float() => PyJson::Float(element_f64(dtype, chunk)),
