@@ -747,9 +747,14 @@ impl<'r> Parser<'r> {
     /// The number at `at` and the length of its token, which is wholly available.
     fn number_token(&mut self) -> Result<(f64, usize), Malformed> {
         self.available(LOOKAHEAD);
+        // JSON numbers start with a digit (the float parser would also take `inf` and `nan`).
+        let digits = self.at + usize::from(self.buf.get(self.at) == Some(&b'-'));
+        if !self.buf.get(digits).is_some_and(u8::is_ascii_digit) {
+            return Err(self.error("invalid number"));
+        }
         loop {
             let rest = &self.buf[self.at..];
-            let parsed = lexical_core::parse_partial::<f64>(rest);
+            let parsed = fast_float2::parse_partial::<f64, _>(rest);
             // A token cut short by the end of the available bytes may be read wrongly or be
             // invalid (`1e`): read it again with more.
             let whole = match parsed {
@@ -771,7 +776,7 @@ impl<'r> Parser<'r> {
         self.at += length;
         // Python reads `1` as an int and `1.0` or `1e3` as a float.
         if text.iter().all(|b| b.is_ascii_digit() || *b == b'-')
-            && let Ok(int) = lexical_core::parse::<i64>(text)
+            && let Some(int) = std::str::from_utf8(text).ok().and_then(|t| t.parse().ok())
         {
             return Ok(PyJson::Int(int));
         }
@@ -970,6 +975,10 @@ mod tests {
             "nul",
             "{\"a\": \"\\x\"}",
             "\"\u{1}\"",
+            "[-inf]",
+            "[1.5, -nan]",
+            "inf",
+            "-",
         ] {
             let error = PyJson::parse(bad).unwrap_err();
             assert!(error.line >= 1 && error.column >= 1, "{bad}: {error}");
