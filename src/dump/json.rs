@@ -995,13 +995,12 @@ mod tests {
     }
 
     /// Reads `text` as [`PyJson::read_file`] reads a file, `chunk` bytes at a time.
-    fn read_in_chunks(text: &str, chunk: usize) -> Result<PyJson, super::JsonError> {
-        let mut source = text.as_bytes();
+    fn read_in_chunks(text: impl AsRef<[u8]>, chunk: usize) -> Result<PyJson, super::JsonError> {
+        let text = text.as_ref();
+        let mut source = text;
         let mut parser = super::Parser::new(Vec::new(), Some(&mut source));
         parser.chunk = chunk;
-        parser
-            .document()
-            .map_err(|error| error.locate(text.as_bytes()))
+        parser.document().map_err(|error| error.locate(text))
     }
 
     fn any_json() -> impl proptest::strategy::Strategy<Value = PyJson> {
@@ -1072,6 +1071,22 @@ mod tests {
                 let chunked = read_in_chunks(&bad, chunk).map(|v| v.to_python_string());
                 proptest::prop_assert_eq!(chunked, whole);
             }
+        }
+    }
+
+    proptest::proptest! {
+        /// Any bytes: an error or a value, never a panic, whatever the chunk size; text reads
+        /// as it parses whole.
+        #[test]
+        fn any_bytes_read_without_panicking(
+            bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..200),
+            json_like in "[\\[\\]{}\",:0-9a-zINE .eE+\\\\u-]{0,80}",
+            chunk in 1..40usize,
+        ) {
+            let _ = read_in_chunks(&bytes, chunk);
+            let chunked = read_in_chunks(&json_like, chunk).map(|v| v.to_python_string());
+            let whole = PyJson::parse(&json_like).map(|v| v.to_python_string());
+            proptest::prop_assert_eq!(chunked, whole);
         }
     }
 
