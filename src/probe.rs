@@ -219,10 +219,19 @@ pub(crate) fn op<B: Backend>(
     device: impl FnOnce() -> Option<B::Device>,
     shapes: impl FnOnce() -> Vec<Shape>,
 ) -> OpGuard<B> {
+    if flags == RANGES {
+        // The usual profiling setup, kept to the range's push and pop.
+        crate::nvtx::op_ranges::push_op(op);
+        return OpGuard {
+            active: ManuallyDrop::new(None),
+            range_only: true,
+        };
+    }
     let device = if flags & SYNC != 0 { device() } else { None };
     let shapes = (flags & SHAPES != 0).then(shapes);
     OpGuard {
         active: ManuallyDrop::new(Some(start::<B>(op, flags, device, shapes))),
+        range_only: false,
     }
 }
 
@@ -232,6 +241,7 @@ impl<B: Backend> OpGuard<B> {
     pub(crate) fn off() -> Self {
         OpGuard {
             active: ManuallyDrop::new(None),
+            range_only: false,
         }
     }
 }
@@ -269,12 +279,15 @@ pub(crate) trait NoShape {
 
 impl<T> NoShape for ShapeOf<'_, T> {}
 
-/// A running op, finished on drop. `active` is `None` when nothing was on at the start.
+/// A running op, finished on drop. `active` is `None` when nothing, or only op ranges, were on
+/// at the start.
 ///
 /// `ManuallyDrop` spares the disabled path the drop glue of `ActiveOp` (an out-of-line call
 /// per op); `Drop` below moves the value out instead.
 pub(crate) struct OpGuard<B: Backend> {
     active: ManuallyDrop<Option<ActiveOp<B>>>,
+    /// Only the op range was pushed: the drop pops it.
+    range_only: bool,
 }
 
 struct ActiveOp<B: Backend> {
@@ -328,7 +341,9 @@ fn sync<B: Backend>(device: Option<&B::Device>) {
 impl<B: Backend> Drop for OpGuard<B> {
     #[inline(always)]
     fn drop(&mut self) {
-        if self.active.is_some() {
+        if self.range_only {
+            crate::nvtx::op_ranges::pop_op();
+        } else if self.active.is_some() {
             // SAFETY: `active` is taken once, here, and never touched again.
             let active = unsafe { ManuallyDrop::take(&mut self.active) };
             if let Some(active) = active {

@@ -8,11 +8,16 @@ use burn::nn::conv::{Conv2d, Conv2dConfig};
 use burn::nn::{Linear, LinearConfig};
 use burn::tensor::backend::{AutodiffBackend, Backend};
 use burn::tensor::{Distribution, Tensor};
+use burn_backend::ops::FloatTensorOps;
 use burn_profiled::Profiled;
 use burn_profiled::probe::{self, Op, OpObserver};
+use burn_std::IntDType;
 use nvtx_recorder::{Kind, Message};
 
 nvtx_recorder::install_static!();
+
+/// The switches and observers are process-wide: one test at a time.
+static SERIAL: Mutex<()> = Mutex::new(());
 
 #[derive(Module, Debug)]
 struct Net<B: Backend> {
@@ -46,6 +51,7 @@ impl OpObserver for Started {
 
 #[test]
 fn a_training_step_emits_one_registered_range_per_op_in_the_burn_domain() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let tid = nvtx_recorder::current_tid();
 
     step::<Autodiff<Profiled<NdArray>>>();
@@ -112,4 +118,58 @@ fn a_training_step_emits_one_registered_range_per_op_in_the_burn_domain() {
     let before = nvtx_recorder::events_of_thread(tid).len();
     step::<Autodiff<Profiled<NdArray>>>();
     assert_eq!(nvtx_recorder::events_of_thread(tid).len(), before);
+}
+
+/// Op ranges alone (no observer, no statistics: the usual setup under `nsys`) take a shorter
+/// path; it must emit exactly what the full one does, and pop its range when the op panics.
+#[test]
+fn op_ranges_alone_emit_the_same_ranges_and_pop_on_a_panic() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let tid = nvtx_recorder::current_tid();
+    let pushed = |events: &[nvtx_recorder::Event]| -> Vec<String> {
+        events
+            .iter()
+            .filter(|e| matches!(e.kind, Kind::Push | Kind::Pop))
+            .map(
+                |e| match (&e.kind, &e.message, e.domain.as_deref(), e.depth) {
+                    (Kind::Push, Message::Registered(name), Some("burn"), 0) => name.clone(),
+                    (Kind::Pop, _, Some("burn"), 0) => "pop".to_owned(),
+                    other => panic!("unexpected event {other:?}"),
+                },
+            )
+            .collect()
+    };
+
+    let started = Arc::new(Started::default());
+    let observing = probe::observe(started.clone());
+    probe::set_op_ranges(true);
+    let before = nvtx_recorder::events_of_thread(tid).len();
+    step::<Autodiff<Profiled<NdArray>>>();
+    let with_observer = pushed(&nvtx_recorder::events_of_thread(tid)[before..]);
+    drop(observing);
+
+    let before = nvtx_recorder::events_of_thread(tid).len();
+    step::<Autodiff<Profiled<NdArray>>>();
+    let alone = pushed(&nvtx_recorder::events_of_thread(tid)[before..]);
+    assert_eq!(alone, with_observer);
+    let ops = started.0.lock().unwrap().clone();
+    let expected: Vec<String> = ops
+        .iter()
+        .flat_map(|op| [op.to_string(), "pop".to_owned()])
+        .collect();
+    assert_eq!(alone, expected);
+
+    // NdArray has no argtopk: the op panics, and its range is popped while unwinding.
+    let device = Default::default();
+    let x = Tensor::<Profiled<NdArray>, 1>::from_floats([3.0, 1.0, 2.0], &device);
+    let before = nvtx_recorder::events_of_thread(tid).len();
+    let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        Profiled::<NdArray>::float_argtopk(x.into_primitive().tensor(), 0, 2, IntDType::I64)
+    }));
+    probe::set_op_ranges(false);
+    assert!(panicked.is_err());
+    assert_eq!(
+        pushed(&nvtx_recorder::events_of_thread(tid)[before..]),
+        ["float_argtopk", "pop"]
+    );
 }

@@ -1,0 +1,129 @@
+//! What `Profiled` costs per op, counted in instructions: exact and repeatable where wall-clock
+//! time on a shared machine is not.
+//!
+//! `cargo bench --bench instructions` runs itself under `valgrind --tool=callgrind` once per
+//! workload and variant, at two loop lengths, and prints the instructions of one iteration
+//! (the difference of the two runs, so set-up and tear-down cancel out). Without valgrind it
+//! says so and exits. `instructions WORKLOAD VARIANT ITERATIONS` runs one loop, for use under
+//! any tool.
+//!
+//! Workloads: `tiny` (a 2x2 float add: 3 backend ops) and `mlp` (one training step of a small
+//! MLP with Adam). Variants: `ndarray`, `off` (`Profiled`, everything off), `ranges` (NVTX op
+//! ranges on, no tool attached).
+
+use std::hint::black_box;
+use std::process::Command;
+
+use burn::backend::{Autodiff, NdArray};
+use burn::module::Module;
+use burn::nn::loss::MseLoss;
+use burn::nn::{Linear, LinearConfig, Relu};
+use burn::optim::{AdamConfig, GradientsParams, Optimizer};
+use burn::tensor::backend::{AutodiffBackend, Backend};
+use burn::tensor::{Tensor, TensorData};
+use burn_profiled::{Profiled, probe};
+
+const VARIANTS: [&str; 3] = ["ndarray", "off", "ranges"];
+/// Workloads and their two loop lengths.
+const WORKLOADS: [(&str, u64, u64); 2] = [("tiny", 20_000, 40_000), ("mlp", 100, 200)];
+
+fn tiny<B: Backend>(iterations: u64) {
+    let device = Default::default();
+    let a = Tensor::<B, 2>::from_data(
+        TensorData::new(vec![1.0f32, 2.0, 3.0, 4.0], [2, 2]),
+        &device,
+    );
+    let b = a.clone();
+    for _ in 0..iterations {
+        black_box(a.clone() + b.clone());
+    }
+}
+
+#[derive(Module, Debug)]
+struct Mlp<B: Backend> {
+    input: Linear<B>,
+    relu: Relu,
+    output: Linear<B>,
+}
+
+fn mlp<B: AutodiffBackend>(iterations: u64) {
+    let device = Default::default();
+    B::seed(&device, 7);
+    let mut model = Mlp::<B> {
+        input: LinearConfig::new(32, 64).init(&device),
+        relu: Relu::new(),
+        output: LinearConfig::new(64, 1).init(&device),
+    };
+    let mut optim = AdamConfig::new().init();
+    let x = Tensor::<B, 2>::ones([16, 32], &device);
+    let y = Tensor::<B, 2>::zeros([16, 1], &device);
+    for _ in 0..iterations {
+        let pred = model
+            .output
+            .forward(model.relu.forward(model.input.forward(x.clone())));
+        let loss = MseLoss::new().forward(pred, y.clone(), burn::nn::loss::Reduction::Mean);
+        let grads = GradientsParams::from_grads(loss.backward(), &model);
+        model = optim.step(1e-3, model.clone(), grads);
+    }
+}
+
+fn run_one(workload: &str, variant: &str, iterations: u64) {
+    probe::set_op_ranges(variant == "ranges");
+    match (workload, variant) {
+        ("tiny", "ndarray") => tiny::<NdArray>(iterations),
+        ("tiny", _) => tiny::<Profiled<NdArray>>(iterations),
+        ("mlp", "ndarray") => mlp::<Autodiff<NdArray>>(iterations),
+        ("mlp", _) => mlp::<Autodiff<Profiled<NdArray>>>(iterations),
+        _ => panic!("unknown workload {workload:?}: use tiny or mlp"),
+    }
+}
+
+/// The instructions callgrind counts for one loop of `iterations`.
+fn count(workload: &str, variant: &str, iterations: u64) -> Option<u64> {
+    let exe = std::env::current_exe().ok()?;
+    let output = Command::new("valgrind")
+        .env("RAYON_NUM_THREADS", "1")
+        .args(["--tool=callgrind", "--callgrind-out-file=/dev/null"])
+        .arg(exe)
+        .args([workload, variant, &iterations.to_string()])
+        .output()
+        .ok()?;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    stderr
+        .lines()
+        .find_map(|line| line.split_once("Collected : "))
+        .and_then(|(_, n)| n.trim().parse().ok())
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
+    if let [workload, variant, iterations] = args.as_slice() {
+        let iterations = iterations.parse().expect("ITERATIONS is a number");
+        return run_one(workload, variant, iterations);
+    }
+    if Command::new("valgrind").arg("--version").output().is_err() {
+        println!("instructions: valgrind is not installed; nothing measured");
+        return;
+    }
+    for (workload, short, long) in WORKLOADS {
+        let mut baseline = None;
+        for variant in VARIANTS {
+            let (Some(a), Some(b)) = (
+                count(workload, variant, short),
+                count(workload, variant, long),
+            ) else {
+                println!("{workload}/{variant}: callgrind gave no count");
+                continue;
+            };
+            let per_iteration = (b - a) as f64 / (long - short) as f64;
+            let base = *baseline.get_or_insert(per_iteration);
+            println!(
+                "{workload}/{variant}: {per_iteration:.0} instructions per iteration ({:.4}x)",
+                per_iteration / base
+            );
+        }
+    }
+}
