@@ -15,55 +15,27 @@ use std::hint::black_box;
 use std::process::Command;
 
 use burn::backend::{Autodiff, NdArray};
-use burn::module::Module;
-use burn::nn::loss::MseLoss;
-use burn::nn::{Linear, LinearConfig, Relu};
-use burn::optim::{AdamConfig, GradientsParams, Optimizer};
 use burn::tensor::backend::{AutodiffBackend, Backend};
-use burn::tensor::{Tensor, TensorData};
 use burn_profiled::{Profiled, probe};
+
+mod workloads;
+use workloads::{MlpStep, TinyOp};
 
 const VARIANTS: [&str; 3] = ["ndarray", "off", "ranges"];
 /// Workloads and their two loop lengths.
 const WORKLOADS: [(&str, u64, u64); 2] = [("tiny", 20_000, 40_000), ("mlp", 100, 200)];
 
 fn tiny<B: Backend>(iterations: u64) {
-    let device = Default::default();
-    let a = Tensor::<B, 2>::from_data(
-        TensorData::new(vec![1.0f32, 2.0, 3.0, 4.0], [2, 2]),
-        &device,
-    );
-    let b = a.clone();
+    let op = TinyOp::<B>::new();
     for _ in 0..iterations {
-        black_box(a.clone() + b.clone());
+        black_box(op.run());
     }
 }
 
-#[derive(Module, Debug)]
-struct Mlp<B: Backend> {
-    input: Linear<B>,
-    relu: Relu,
-    output: Linear<B>,
-}
-
 fn mlp<B: AutodiffBackend>(iterations: u64) {
-    let device = Default::default();
-    B::seed(&device, 7);
-    let mut model = Mlp::<B> {
-        input: LinearConfig::new(32, 64).init(&device),
-        relu: Relu::new(),
-        output: LinearConfig::new(64, 1).init(&device),
-    };
-    let mut optim = AdamConfig::new().init();
-    let x = Tensor::<B, 2>::ones([16, 32], &device);
-    let y = Tensor::<B, 2>::zeros([16, 1], &device);
+    let mut step = MlpStep::<B>::new();
     for _ in 0..iterations {
-        let pred = model
-            .output
-            .forward(model.relu.forward(model.input.forward(x.clone())));
-        let loss = MseLoss::new().forward(pred, y.clone(), burn::nn::loss::Reduction::Mean);
-        let grads = GradientsParams::from_grads(loss.backward(), &model);
-        model = optim.step(1e-3, model.clone(), grads);
+        step.run();
     }
 }
 

@@ -10,61 +10,31 @@
 //! statistics and with the timeline recording.
 
 use burn::backend::{Autodiff, NdArray};
-use burn::module::Module;
-use burn::nn::loss::MseLoss;
-use burn::nn::{Linear, LinearConfig, Relu};
-use burn::optim::{AdamConfig, GradientsParams, Optimizer};
 use burn::tensor::backend::{AutodiffBackend, Backend};
-use burn::tensor::{Tensor, TensorData};
 use burn_profiled::{Profiled, probe, stats, trace};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
+
+mod workloads;
+use workloads::{MlpStep, TinyOp};
 
 fn tiny_op<B: Backend>(
     c: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
     id: &str,
 ) {
-    let device = Default::default();
-    let a = Tensor::<B, 2>::from_data(
-        TensorData::new(vec![1.0f32, 2.0, 3.0, 4.0], [2, 2]),
-        &device,
-    );
-    let b = a.clone();
+    let op = TinyOp::<B>::new();
     c.bench_function(BenchmarkId::from_parameter(id), |bench| {
-        bench.iter(|| black_box(a.clone() + b.clone()))
+        bench.iter(|| black_box(op.run()))
     });
-}
-
-#[derive(Module, Debug)]
-struct Mlp<B: Backend> {
-    input: Linear<B>,
-    relu: Relu,
-    output: Linear<B>,
 }
 
 fn mlp_step<B: AutodiffBackend>(
     c: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
     id: &str,
 ) {
-    let device = Default::default();
-    B::seed(&device, 7);
-    let mut model = Mlp::<B> {
-        input: LinearConfig::new(32, 64).init(&device),
-        relu: Relu::new(),
-        output: LinearConfig::new(64, 1).init(&device),
-    };
-    let mut optim = AdamConfig::new().init();
-    let x = Tensor::<B, 2>::ones([16, 32], &device);
-    let y = Tensor::<B, 2>::zeros([16, 1], &device);
+    let mut step = MlpStep::<B>::new();
     c.bench_function(BenchmarkId::from_parameter(id), |bench| {
-        bench.iter(|| {
-            let pred = model
-                .output
-                .forward(model.relu.forward(model.input.forward(x.clone())));
-            let loss = MseLoss::new().forward(pred, y.clone(), burn::nn::loss::Reduction::Mean);
-            let grads = GradientsParams::from_grads(loss.backward(), &model);
-            model = optim.step(1e-3, model.clone(), grads);
-        })
+        bench.iter(|| step.run())
     });
 }
 
