@@ -38,20 +38,31 @@ macro_rules! forward_one {
         }
     };
     ([$($kind:ident)?] fn $name:ident($($arg:ident : $ty:ty),*) -> $ret:ty => $($dev:ident $(($src:ident))?)?) => {
-        // Not inlined: called through a pointer-passing ABI, the disabled path is a flag check
-        // and a tail call with the caller's own argument copies (inlining it made the caller
-        // copy the arguments before the check; measured in instructions with callgrind).
+        // Not inlined: the disabled path is then a flag check and a tail call to `B`'s op (5
+        // instructions); inlined, it made burn's callers larger (`cargo bench --bench
+        // instructions`).
         #[inline(never)]
         fn $name($($arg: $ty),*) -> $ret {
+            /// # Safety
+            /// Each pointer is to an argument the caller gives up: read once here, never
+            /// dropped by the caller.
             #[inline(never)]
             #[allow(clippy::too_many_arguments)]
-            fn probed<B: Backend>(flags: u8, $($arg: $ty),*) -> $ret {
+            unsafe fn probed<B: Backend>($($arg: *const $ty,)* flags: u8) -> $ret {
+                // SAFETY: see above.
+                $( let $arg = unsafe { core::ptr::read($arg) }; )*
                 static OP: $crate::probe::Op = $crate::probe::Op::new(concat!(stringify!($name), "\0"));
                 $crate::backend::forward::forward_call!([$($kind)?] probed B, OP, flags, $name($($arg),*) => $($dev $(($src))?)?)
             }
             match $crate::probe::flags() {
                 0 => $crate::backend::forward::forward_call!([$($kind)?] direct B, $name($($arg),*)),
-                flags => probed::<B>(flags, $($arg),*),
+                flags => {
+                    // Passed on by address, in the registers they came in (`flags` last), so
+                    // that both paths are a tail call with no copy and no stack frame.
+                    $( let $arg = core::mem::ManuallyDrop::new($arg); )*
+                    // SAFETY: `probed` reads each argument once; none is dropped here.
+                    unsafe { probed::<B>($(&*$arg as *const $ty,)* flags) }
+                }
             }
         }
     };
