@@ -229,7 +229,7 @@ fn origin(path: &Option<PathBuf>) -> String {
         .unwrap_or_default()
 }
 
-/// The environment variable [`RuntimeConfig::from_env`] reads.
+/// The environment variable [`RuntimeConfig::from_env_or`] reads.
 pub const ENV_VAR: &str = "BURN_PROFILED";
 
 impl RuntimeConfig {

@@ -1,8 +1,9 @@
 //! The per-op hook every forwarded op goes through.
 //!
-//! With everything off, [`op`] is one relaxed atomic load and a branch. With something on, it
-//! syncs the op's device (if asked), pushes the op's NVTX range and tells the observers, and the
-//! returned guard undoes the same in reverse order when the op returns.
+//! With everything off, an op pays one relaxed atomic load and a branch. With only op ranges on,
+//! it pushes its NVTX range and pops it when it returns. With more on, it syncs the op's device
+//! (if asked), pushes the op's NVTX range and tells the observers, and the returned guard undoes
+//! the same in reverse order when the op returns.
 
 use std::ffi::CStr;
 use std::mem::ManuallyDrop;

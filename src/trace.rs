@@ -201,7 +201,7 @@ fn micros(time: Duration) -> f64 {
     time.as_nanos() as f64 / 1e3
 }
 
-/// What [`write`] wrote.
+/// What [`write()`] wrote.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TraceSummary {
     /// Events written (spans, not counting metadata).
