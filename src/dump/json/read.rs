@@ -218,6 +218,14 @@ impl<'r> Parser<'r> {
         Ok(value)
     }
 
+    /// `message`, or `at_end` where the input has ended (a truncated file).
+    fn error_or_end(&mut self, message: &'static str, at_end: &'static str) -> Malformed {
+        match self.peek() {
+            None => self.error(at_end),
+            Some(_) => self.error(message),
+        }
+    }
+
     fn error(&self, message: &'static str) -> Malformed {
         Malformed {
             message,
@@ -343,12 +351,17 @@ impl<'r> Parser<'r> {
         loop {
             self.skip_space();
             if self.peek() != Some(b'"') {
-                return Err(self.error("expected a string key"));
+                return Err(
+                    self.error_or_end("expected a string key", "the input ends inside an object")
+                );
             }
             let key = self.string()?;
             self.skip_space();
             if !self.eat_byte(b':') {
-                return Err(self.error("expected `:` after a key"));
+                return Err(self.error_or_end(
+                    "expected `:` after a key",
+                    "the input ends inside an object",
+                ));
             }
             self.skip_space();
             let value = self.value()?;
@@ -360,7 +373,10 @@ impl<'r> Parser<'r> {
             if self.eat_byte(b'}') {
                 return Ok(PyJson::Object(entries));
             }
-            return Err(self.error("expected `,` or `}` in an object"));
+            return Err(self.error_or_end(
+                "expected `,` or `}` in an object",
+                "the input ends inside an object",
+            ));
         }
     }
 
@@ -393,7 +409,10 @@ impl<'r> Parser<'r> {
             if self.eat_byte(b']') {
                 return Ok(items.finish());
             }
-            return Err(self.error("expected `,` or `]` in an array"));
+            return Err(self.error_or_end(
+                "expected `,` or `]` in an array",
+                "the input ends inside an array",
+            ));
         }
     }
 
@@ -596,6 +615,22 @@ mod tests {
         ] {
             let error = PyJson::parse(bad).unwrap_err();
             assert!(error.line >= 1 && error.column >= 1, "{bad}: {error}");
+        }
+        for (cut, message) in [
+            (
+                "[1.5, 2",
+                "the input ends inside an array at line 1, column 8",
+            ),
+            (
+                "{\"a\": [1], ",
+                "the input ends inside an object at line 1, column 12",
+            ),
+            (
+                "{\"a\"",
+                "the input ends inside an object at line 1, column 5",
+            ),
+        ] {
+            assert_eq!(PyJson::parse(cut).unwrap_err().to_string(), message);
         }
         let error = PyJson::parse("{\n  \"a\": [1,\n  2,,]\n}").unwrap_err();
         assert_eq!((error.line, error.column), (3, 5), "{error}");
