@@ -103,6 +103,30 @@ Verdict: INCONSISTENT (3 mismatches in 1 of 1 file compared, 1 missing or extra,
     ));
 }
 
+/// Rows of ints next to rows of floats (hand-written data, not `tolist()`) are still one tensor,
+/// with its worst element indexed from the tensor's root.
+#[test]
+fn a_tensor_of_int_and_float_rows_is_summarised_as_one_tensor() {
+    let d = dirs();
+    write_json(&d.reference, 0, "tensors", r#"{"m": [[1, 2], [3.5, 4.5]]}"#);
+    write_json(&d.current, 0, "tensors", r#"{"m": [[1, 2], [3.5, 9.5]]}"#);
+    let out = diff(&d, &[]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stdout
+            .contains("  Numerical mismatch at path: m[1,1]\n"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains(
+            "0     tensors  m       5.0            1.1111111111111112  1 / 4             [1,1]"
+        ),
+        "{}",
+        out.stdout
+    );
+}
+
 #[test]
 fn identical_directories_are_consistent() {
     let d = dirs();

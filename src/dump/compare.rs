@@ -336,6 +336,7 @@ pub fn looks_like_tensor(value: &PyJson) -> bool {
                         dims
                     })
             }
+            PyJson::Numbers(numbers) => Some(numbers.shape.clone()),
             v if v.as_number().is_some() => Some(Vec::new()),
             _ => None,
         }
@@ -447,5 +448,9 @@ mod tests {
         assert!(!looks_like_tensor(&parse("[1, \"a\"]")));
         assert!(!looks_like_tensor(&parse("[]")));
         assert!(!looks_like_tensor(&parse("3.5")));
+        // Rows of ints and rows of floats are read as separate flat rows.
+        assert!(looks_like_tensor(&parse("[[1, 2], [3.5, 4.5]]")));
+        assert!(looks_like_tensor(&parse("[[[1, 2]], [[3.5, 4.5]]]")));
+        assert!(!looks_like_tensor(&parse("[[1, 2], [3.5]]")));
     }
 }
