@@ -591,13 +591,7 @@ impl TensorStats {
             (PyJson::Numbers(r), PyJson::Numbers(c)) if r.shape == c.shape => {
                 for i in 0..r.values.len() {
                     self.element(r.values.f64_at(i), c.values.f64_at(i), eps, || {
-                        let mut element = vec![0; r.shape.len()];
-                        let mut rest = i;
-                        for (slot, dim) in element.iter_mut().zip(&r.shape).rev() {
-                            *slot = rest % dim;
-                            rest /= dim;
-                        }
-                        [index.as_slice(), &element].concat()
+                        [index.as_slice(), &r.index_of(i)].concat()
                     });
                 }
             }

@@ -169,13 +169,7 @@ impl Walk<'_> {
                     let difference = (c.values.f64_at(i) - r.values.f64_at(i)).abs();
                     if difference > self.options.eps {
                         let depth = steps.len();
-                        let mut rest = i;
-                        let mut index = vec![0; r.shape.len()];
-                        for (slot, dim) in index.iter_mut().zip(&r.shape).rev() {
-                            *slot = rest % dim;
-                            rest /= dim;
-                        }
-                        steps.extend(index.into_iter().map(Step::Index));
+                        steps.extend(r.index_of(i).into_iter().map(Step::Index));
                         self.numbers(&r.values.get(i), &c.values.get(i), steps, tensor_root, out);
                         steps.truncate(depth);
                     }

@@ -91,6 +91,17 @@ impl NumberValues {
 }
 
 impl Numbers {
+    /// The nested index (`[row, column, ...]`) of the `i`th number.
+    pub fn index_of(&self, i: usize) -> Vec<usize> {
+        let mut index = vec![0; self.shape.len()];
+        let mut rest = i;
+        for (slot, dim) in index.iter_mut().zip(&self.shape).rev() {
+            *slot = rest % dim;
+            rest /= dim;
+        }
+        index
+    }
+
     /// The nested lists it stands for.
     pub fn to_lists(&self) -> PyJson {
         fn nest(numbers: &NumberValues, shape: &[usize], at: &mut usize) -> PyJson {
@@ -242,6 +253,11 @@ mod tests {
             shape: vec![2, 3],
             values: NumberValues::Float(vec![1.0, 2.5, -0.0, 4.0, f64::INFINITY, 6.0]),
         });
+        if let Numbers(flat) = &flat {
+            assert_eq!(flat.index_of(0), [0, 0]);
+            assert_eq!(flat.index_of(4), [1, 1]);
+            assert_eq!(flat.index_of(5), [1, 2]);
+        }
         let nested = flat.clone().expand_numbers();
         assert_eq!(flat.to_python_string(), nested.to_python_string());
         assert_eq!(flat, nested);
