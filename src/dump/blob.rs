@@ -270,6 +270,28 @@ fn checked_file_shape(path: &Path, shape: &[usize], dtype: Dtype) -> Result<usiz
     })
 }
 
+/// Checks that a file's `length` bytes (`what`: "bytes", "data bytes") are the `expected` of
+/// its declared `shape` and `dtype`.
+fn check_data_length(
+    path: &Path,
+    what: &str,
+    length: usize,
+    expected: usize,
+    shape: &[usize],
+    dtype: Dtype,
+) -> Result<(), BlobError> {
+    if length == expected {
+        return Ok(());
+    }
+    Err(malformed(
+        path,
+        format!(
+            "{length} {what}, but shape {shape:?} of {} needs {expected}",
+            dtype.torch_name()
+        ),
+    ))
+}
+
 /// The number of elements of `shape`, `None` if it overflows.
 fn element_count(shape: &[usize]) -> Option<usize> {
     shape.iter().try_fold(1usize, |n, d| n.checked_mul(*d))
@@ -688,16 +710,7 @@ pub fn read_bin(path: &Path) -> Result<Array, BlobError> {
     };
     let expected = checked_file_shape(&meta_file, &shape, dtype)?;
     let bytes = read_file(path)?;
-    if bytes.len() != expected {
-        return Err(malformed(
-            path,
-            format!(
-                "{} bytes, but shape {shape:?} of {} needs {expected}",
-                bytes.len(),
-                dtype.torch_name()
-            ),
-        ));
-    }
+    check_data_length(path, "bytes", bytes.len(), expected, &shape, dtype)?;
     Array::new(dtype, shape, bytes).map_err(|e| with_file(path, e))
 }
 
@@ -945,16 +958,7 @@ pub fn read_npy(path: &Path) -> Result<Array, BlobError> {
         .map_err(|reason| malformed(path, format!("bad .npy header: {reason}")))?;
     let data = &bytes[header_start + header_length..];
     let expected = checked_file_shape(path, &shape, dtype)?;
-    if data.len() != expected {
-        return Err(malformed(
-            path,
-            format!(
-                "{} data bytes, but shape {shape:?} of {} needs {expected}",
-                data.len(),
-                dtype.torch_name()
-            ),
-        ));
-    }
+    check_data_length(path, "data bytes", data.len(), expected, &shape, dtype)?;
     let bytes = if dtype == Dtype::Bool {
         data.iter().map(|b| u8::from(*b != 0)).collect()
     } else {
