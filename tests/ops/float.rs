@@ -5,11 +5,10 @@ use burn_backend::Distribution;
 use burn_backend::ops::{
     FloatTensorOps, GridSampleOptions, GridSamplePaddingMode, InterpolateMode,
 };
-use burn_backend::tensor::IndexingUpdateOp;
 use burn_backend::{Scalar, Shape, Slice};
 use burn_std::{BoolDType, FloatDType, IntDType};
 
-use crate::harness::{Cx, DEV, Nd, dims, read};
+use crate::harness::{Cx, DEV, Nd, UPDATE_OPS, dims, read};
 
 pub const OPS: &[&str] = &[
     "float_from_data",
@@ -269,13 +268,7 @@ fn indexing(cx: &mut Cx) {
     let element_values = cx.floats([5]);
     for (index, values) in [(&row_index, &row_values), (&element_index, &element_values)] {
         check!(cx; float_gather_nd(data.clone(), index.clone()));
-        for op in [
-            IndexingUpdateOp::Assign,
-            IndexingUpdateOp::Add,
-            IndexingUpdateOp::Mul,
-            IndexingUpdateOp::Min,
-            IndexingUpdateOp::Max,
-        ] {
+        for op in UPDATE_OPS {
             check!(cx; float_scatter_nd(data.clone(), index.clone(), values.clone(), op));
         }
     }

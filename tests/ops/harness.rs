@@ -14,6 +14,7 @@ use burn_backend::ops::{
     MaxPool1dWithIndices, MaxPool2dBackward, MaxPool2dWithIndices, QTensorOps,
     TransactionPrimitiveData,
 };
+use burn_backend::tensor::IndexingUpdateOp;
 use burn_backend::{Backend, ExecutionError, Shape, TensorData, TensorMetadata, TensorPrimitive};
 use burn_profiled::Profiled;
 use burn_profiled::probe::{self, Observing, Op, OpObserver};
@@ -26,6 +27,14 @@ pub type Nd = NdArray;
 pub type Prof = Profiled<NdArray>;
 /// NdArray's only device.
 pub const DEV: NdArrayDevice = NdArrayDevice::Cpu;
+/// Every update of the `*_scatter_nd` ops.
+pub const UPDATE_OPS: [IndexingUpdateOp; 5] = [
+    IndexingUpdateOp::Assign,
+    IndexingUpdateOp::Add,
+    IndexingUpdateOp::Mul,
+    IndexingUpdateOp::Min,
+    IndexingUpdateOp::Max,
+];
 
 // ---------------------------------------------------------------------------------------------
 // Events

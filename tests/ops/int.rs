@@ -5,12 +5,11 @@
 use burn::backend::ndarray::NdArrayTensor;
 use burn_backend::Distribution;
 use burn_backend::ops::IntTensorOps;
-use burn_backend::tensor::IndexingUpdateOp;
 use burn_backend::{Scalar, Shape, Slice, TensorData};
 use burn_std::{BoolDType, FloatDType, IntDType};
 use rand::Rng;
 
-use crate::harness::{Cx, DEV, Nd, dims, int_tensor, read};
+use crate::harness::{Cx, DEV, Nd, UPDATE_OPS, dims, int_tensor, read};
 
 pub const OPS: &[&str] = &[
     "int_empty",
@@ -265,13 +264,7 @@ fn indexing(cx: &mut Cx) {
     let element_values = cx.ints([5], -9..10);
     for (index, values) in [(&row_index, &row_values), (&element_index, &element_values)] {
         check!(cx; int_gather_nd(data.clone(), index.clone()));
-        for op in [
-            IndexingUpdateOp::Assign,
-            IndexingUpdateOp::Add,
-            IndexingUpdateOp::Mul,
-            IndexingUpdateOp::Min,
-            IndexingUpdateOp::Max,
-        ] {
+        for op in UPDATE_OPS {
             check!(cx; int_scatter_nd(data.clone(), index.clone(), values.clone(), op));
         }
     }
