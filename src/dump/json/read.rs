@@ -495,12 +495,12 @@ impl<'r> Parser<'r> {
     fn string(&mut self) -> Result<String, Malformed> {
         self.bring_string();
         // Only the available bytes are read from here on: `buf` must not move.
-        let peek = |parser: &Self| parser.buf.get(parser.at).copied();
+        let next_byte = |parser: &Self| parser.buf.get(parser.at).copied();
         self.at += 1;
         let mut out = String::new();
         loop {
             let start = self.at;
-            while let Some(b) = peek(self) {
+            while let Some(b) = next_byte(self) {
                 if b == b'"' || b == b'\\' || b < 0x20 {
                     break;
                 }
@@ -509,7 +509,7 @@ impl<'r> Parser<'r> {
             let run = std::str::from_utf8(&self.buf[start..self.at])
                 .map_err(|_| self.error("invalid UTF-8 in a string"))?;
             out.push_str(run);
-            match peek(self) {
+            match next_byte(self) {
                 None => return Err(self.error("unterminated string")),
                 Some(b'"') => {
                     self.at += 1;
@@ -517,7 +517,8 @@ impl<'r> Parser<'r> {
                 }
                 Some(b'\\') => {
                     self.at += 1;
-                    let escaped = peek(self).ok_or_else(|| self.error("unterminated escape"))?;
+                    let escaped =
+                        next_byte(self).ok_or_else(|| self.error("unterminated escape"))?;
                     self.at += 1;
                     match escaped {
                         b'"' => out.push('"'),
