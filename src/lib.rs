@@ -33,20 +33,24 @@
 //! `Profiled<B>` costs one relaxed atomic load and a branch more than `B`'s.
 #![warn(missing_docs)]
 
+// The op path, in layers; every import points down (tests/module_layers.rs checks it):
+// context <- sinks <- probe <- backend and the user-facing tools.
+mod context;
+pub mod probe;
+mod sinks;
+
 mod backend;
-mod clock;
 pub mod config;
 mod device_sync;
 pub mod dump;
 mod files;
 pub mod host;
 pub mod nvtx;
-pub mod probe;
 mod python;
 mod session;
-pub mod stats;
 pub mod stopwatch;
-pub mod trace;
+
+pub use sinks::{stats, trace};
 
 pub use backend::Profiled;
 pub use device_sync::DeviceSync;

@@ -1,164 +1,37 @@
-//! The per-op hook every forwarded op goes through.
+//! The top of the op path: every forwarded op goes through here, and so does every event of
+//! the user-facing tools that a sink records.
+//!
+//! ```text
+//!  Profiled<B> ops        nvtx ranges, stopwatch          (instrumentation)
+//!        |                        |
+//!  probe: one check of the switches; builds the op event, hands it to the sinks that are on
+//!        |              |              |              |
+//!  sinks: op_ranges (NVTX)   stats      trace (timeline)   observers
+//!        |              |              |              |
+//!  context: op identity, switches, clock, thread ids and names, phase, warm-up
+//! ```
+//!
+//! Every import points down: the probe knows the sinks, the sinks know only the context, and the
+//! tools above write into the context (phase, warm-up, thread names) or report through the
+//! probe (`range_pushed`, `measured`). `tests/module_layers.rs` checks it.
 //!
 //! With everything off, an op pays one relaxed atomic load and a branch. With only op ranges on,
 //! it pushes its NVTX range and pops it when it returns. With more on, it syncs the op's device
 //! (if asked), pushes the op's NVTX range and tells the observers, and the returned guard undoes
 //! the same in reverse order when the op returns.
 
-use std::ffi::CStr;
 use std::mem::ManuallyDrop;
-use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
-use std::sync::{Arc, PoisonError, RwLock};
-
 use std::time::Duration;
 
 use burn_backend::{Backend, Shape, TensorMetadata};
 
-/// NVTX op ranges in the `burn` domain.
-const RANGES: u8 = 1;
-/// `B::sync` of the op's device before the op starts and before it is reported finished.
-const SYNC: u8 = 1 << 1;
-/// At least one [`OpObserver`] is installed.
-const OBSERVE: u8 = 1 << 2;
-/// Op statistics are recorded.
-const STATS: u8 = 1 << 3;
-/// The timeline is recorded.
-const TRACE: u8 = 1 << 4;
-/// Statistics are keyed by input shapes.
-const SHAPES: u8 = 1 << 5;
+use crate::context::switches::{self, OBSERVE, RANGES, SHAPES, STATS, SYNC, TRACE};
+use crate::context::{clock, phase};
+use crate::sinks::observers::{self, Observers};
+use crate::sinks::{op_ranges, stats, trace};
 
-static FLAGS: AtomicU8 = AtomicU8::new(0);
-
-/// One backend op: its static name and its NVTX registration.
-///
-/// Every forwarded method of [`Profiled`](crate::Profiled) owns one `Op`, so observers can key
-/// statistics by its [`name`](Op::name) (or by its address, which is stable for the process).
-#[cfg_attr(not(feature = "nvtx"), allow(dead_code))]
-pub struct Op {
-    name_nul: &'static str,
-    c_name: &'static CStr,
-    pub(crate) nvtx: crate::nvtx::op_ranges::OpName,
-}
-
-impl Op {
-    /// `name_nul` is the op name followed by one NUL byte.
-    pub(crate) const fn new(name_nul: &'static str) -> Self {
-        let c_name = match CStr::from_bytes_with_nul(name_nul.as_bytes()) {
-            Ok(c_name) => c_name,
-            Err(_) => panic!("an op name must end with its only NUL byte"),
-        };
-        Op {
-            name_nul,
-            c_name,
-            nvtx: crate::nvtx::op_ranges::OpName::new(),
-        }
-    }
-
-    /// The op's name, as in Burn's backend traits: `float_matmul`, `conv2d_weight_backward`, ...
-    pub fn name(&self) -> &'static str {
-        &self.name_nul[..self.name_nul.len() - 1]
-    }
-
-    #[cfg_attr(not(feature = "nvtx"), allow(dead_code))]
-    pub(crate) fn c_name(&self) -> &'static CStr {
-        self.c_name
-    }
-}
-
-impl std::fmt::Debug for Op {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_tuple("Op").field(&self.name()).finish()
-    }
-}
-
-/// Receives every op of every `Profiled` backend while installed with [`observe`].
-///
-/// Both calls happen on the thread that runs the op, `op_started` right before the inner
-/// backend's op and `op_finished` right after it (after the device sync when
-/// [`set_op_sync`] is on). Calls from different threads interleave; each thread's calls are
-/// properly nested. Observers must be cheap and must not run backend ops themselves.
-pub trait OpObserver: Send + Sync {
-    /// `op` is about to run on the current thread.
-    fn op_started(&self, op: &'static Op);
-    /// `op`, the innermost op started on the current thread, has returned.
-    fn op_finished(&self, op: &'static Op);
-}
-
-type Observers = Arc<[(u64, Arc<dyn OpObserver>)]>;
-
-/// The installed observers; `None` when there are none. Ops clone the `Arc` and call the
-/// observers outside the lock, so installing one never waits for a running op.
-static OBSERVERS: RwLock<Option<Observers>> = RwLock::new(None);
-static NEXT_OBSERVER_ID: AtomicU64 = AtomicU64::new(0);
-
-/// Installs `observer` until the returned guard is dropped.
-///
-/// ```
-/// use std::sync::Arc;
-/// use std::sync::atomic::{AtomicUsize, Ordering};
-/// use burn_profiled::probe::{observe, Op, OpObserver};
-///
-/// #[derive(Default)]
-/// struct CountOps(AtomicUsize);
-/// impl OpObserver for CountOps {
-///     fn op_started(&self, _op: &'static Op) {}
-///     fn op_finished(&self, _op: &'static Op) { self.0.fetch_add(1, Ordering::Relaxed); }
-/// }
-///
-/// let counter = Arc::new(CountOps::default());
-/// let _observing = observe(counter.clone());
-/// // ... run a model on a `Profiled<_>` backend: every op increments the counter.
-/// ```
-pub fn observe(observer: Arc<dyn OpObserver>) -> Observing {
-    let id = NEXT_OBSERVER_ID.fetch_add(1, Ordering::Relaxed);
-    let mut slot = OBSERVERS.write().unwrap_or_else(PoisonError::into_inner);
-    let mut list: Vec<_> = slot.as_deref().unwrap_or_default().to_vec();
-    list.push((id, observer));
-    *slot = Some(list.into());
-    FLAGS.fetch_or(OBSERVE, Ordering::Relaxed);
-    Observing { id }
-}
-
-/// Keeps an observer installed; dropping it uninstalls the observer.
-#[must_use = "the observer is uninstalled when this guard is dropped"]
-#[derive(Debug)]
-pub struct Observing {
-    id: u64,
-}
-
-impl Drop for Observing {
-    fn drop(&mut self) {
-        let mut slot = OBSERVERS.write().unwrap_or_else(PoisonError::into_inner);
-        let list: Vec<_> = slot
-            .as_deref()
-            .unwrap_or_default()
-            .iter()
-            .filter(|(id, _)| *id != self.id)
-            .cloned()
-            .collect();
-        if list.is_empty() {
-            FLAGS.fetch_and(!OBSERVE, Ordering::Relaxed);
-            *slot = None;
-        } else {
-            *slot = Some(list.into());
-        }
-    }
-}
-
-fn observers() -> Option<Observers> {
-    OBSERVERS
-        .read()
-        .unwrap_or_else(PoisonError::into_inner)
-        .clone()
-}
-
-fn set_flag(flag: u8, on: bool) {
-    if on {
-        FLAGS.fetch_or(flag, Ordering::Relaxed);
-    } else {
-        FLAGS.fetch_and(!flag, Ordering::Relaxed);
-    }
-}
+pub use crate::context::op::Op;
+pub use crate::sinks::observers::{Observing, OpObserver, observe};
 
 /// Switches NVTX op ranges on or off, at any time (for example after warm-up).
 ///
@@ -167,12 +40,12 @@ fn set_flag(flag: u8, on: bool) {
 /// flips still pops the range it pushed. Without the `nvtx` cargo feature this only records the
 /// setting.
 pub fn set_op_ranges(on: bool) {
-    set_flag(RANGES, on);
+    switches::set(RANGES, on);
 }
 
 /// Whether NVTX op ranges are on.
 pub fn op_ranges() -> bool {
-    FLAGS.load(Ordering::Relaxed) & RANGES != 0
+    switches::is_on(RANGES)
 }
 
 /// Switches per-op device sync on or off.
@@ -183,27 +56,18 @@ pub fn op_ranges() -> bool {
 /// per op: use it to attribute time, not to measure throughput. Ops whose device cannot be
 /// known from their arguments (reads, transactions) are not synced.
 pub fn set_op_sync(on: bool) {
-    set_flag(SYNC, on);
+    switches::set(SYNC, on);
 }
 
 /// Whether per-op device sync is on.
 pub fn op_sync() -> bool {
-    FLAGS.load(Ordering::Relaxed) & SYNC != 0
-}
-
-pub(crate) fn set_stats(on: bool, by_shapes: bool) {
-    set_flag(STATS, on);
-    set_flag(SHAPES, on && by_shapes);
-}
-
-pub(crate) fn set_trace(on: bool) {
-    set_flag(TRACE, on);
+    switches::is_on(SYNC)
 }
 
 /// The switches, for the one check per op: `0` means everything is off.
 #[inline(always)]
 pub(crate) fn flags() -> u8 {
-    FLAGS.load(Ordering::Relaxed)
+    switches::all()
 }
 
 /// Starts `op` under `flags` (non-zero, from [`flags`]); the returned guard finishes it when
@@ -222,7 +86,7 @@ pub(crate) fn op<B: Backend>(
 ) -> OpGuard<B> {
     if flags == RANGES {
         // The usual profiling setup, kept to the range's push and pop.
-        crate::nvtx::op_ranges::push_op(op);
+        op_ranges::push_op(op);
         return OpGuard {
             active: ManuallyDrop::new(None),
             range_only: true,
@@ -311,17 +175,17 @@ fn start<B: Backend>(
 ) -> ActiveOp<B> {
     sync::<B>(device.as_ref());
     if flags & RANGES != 0 {
-        crate::nvtx::op_ranges::push_op(op);
+        op_ranges::push_op(op);
     }
     let observers = if flags & OBSERVE != 0 {
-        observers()
+        observers::installed()
     } else {
         None
     };
-    for (_, observer) in observers.iter().flat_map(|list| list.iter()) {
-        observer.op_started(op);
+    if let Some(observers) = &observers {
+        observers::started(observers, op);
     }
-    let started = (flags & (STATS | TRACE) != 0).then(crate::clock::now);
+    let started = (flags & (STATS | TRACE) != 0).then(clock::now);
     ActiveOp {
         op,
         flags,
@@ -343,7 +207,7 @@ impl<B: Backend> Drop for OpGuard<B> {
     #[inline(always)]
     fn drop(&mut self) {
         if self.range_only {
-            crate::nvtx::op_ranges::pop_op();
+            op_ranges::pop_op();
         } else if self.active.is_some() {
             // SAFETY: `active` is taken once, here, and never touched again.
             let active = unsafe { ManuallyDrop::take(&mut self.active) };
@@ -358,18 +222,36 @@ impl<B: Backend> Drop for OpGuard<B> {
 fn finish<B: Backend>(active: ActiveOp<B>) {
     sync::<B>(active.device.as_ref());
     if let Some(started) = active.started {
-        let ended = crate::clock::now();
+        let ended = clock::now();
         if active.flags & STATS != 0 {
-            crate::stats::record(active.op, ended.saturating_sub(started), active.shapes);
+            stats::record(active.op, ended.saturating_sub(started), active.shapes);
         }
         if active.flags & TRACE != 0 {
-            crate::trace::record_op(active.op, started, ended);
+            trace::record_op(active.op, started, ended);
         }
     }
-    for (_, observer) in active.observers.iter().flat_map(|list| list.iter()) {
-        observer.op_finished(active.op);
+    if let Some(observers) = &active.observers {
+        observers::finished(observers, active.op);
     }
     if active.flags & RANGES != 0 {
-        crate::nvtx::op_ranges::pop_op();
+        op_ranges::pop_op();
     }
+}
+
+/// A user range named `name` opened on this thread: it becomes the phase of the thread's ops,
+/// and the timeline records it.
+pub(crate) fn range_pushed(name: String) {
+    trace::range_pushed(&name);
+    phase::push(name);
+}
+
+/// This thread's innermost user range closed; its name, `None` when none was open.
+pub(crate) fn range_popped() -> Option<String> {
+    trace::range_popped();
+    phase::pop()
+}
+
+/// A stopwatch measurement `name` ran on this thread from `start` to `end`.
+pub(crate) fn measured(name: &str, start: Duration, end: Duration) {
+    trace::record_measurement(name, start, end);
 }

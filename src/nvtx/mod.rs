@@ -30,7 +30,6 @@ mod domain;
 mod ffi;
 mod handles;
 mod label;
-pub(crate) mod op_ranges;
 mod ranges;
 mod stage;
 
@@ -44,20 +43,12 @@ pub use ranges::{
 };
 pub use stage::{Forward, Ranged, Signpost, signpost};
 
-pub(crate) use ranges::{current_phase, phase_name};
-
 /// The NVTX domain of `Profiled`'s op ranges.
-pub const OP_DOMAIN: &str = "burn";
+pub const OP_DOMAIN: &str = crate::sinks::op_ranges::DOMAIN;
 
 /// Names the calling OS thread in NVTX, so Nsight Systems shows e.g. `data loader` instead of a
 /// thread id. Not gated by [`enable`]: naming is free without a tool.
 pub fn name_current_thread(name: &str) {
-    ffi::name_os_thread(os_thread_id(), name);
-    crate::trace::thread_named(name);
-}
-
-/// The calling thread's OS id (`gettid`), as Nsight Systems and the error messages show it.
-pub(crate) fn os_thread_id() -> u32 {
-    // SAFETY: gettid has no preconditions.
-    unsafe { libc::gettid() as u32 }
+    ffi::name_os_thread(crate::context::thread::os_thread_id(), name);
+    crate::context::thread::set_current_name(name);
 }

@@ -3,12 +3,12 @@
 //! Off until [`enable`]d, once per process. While off, every call is a no-op and closures that
 //! produce names are not called.
 
-use std::cell::RefCell;
 use std::marker::PhantomData;
-use std::sync::{Mutex, OnceLock, PoisonError};
+use std::sync::OnceLock;
 
 use super::ffi;
 use super::label::Label;
+use crate::context::{phase, thread};
 use crate::device_sync::DeviceSync;
 
 /// How user ranges behave once enabled; see [`enable`].
@@ -67,43 +67,6 @@ impl RangeConfig {
 
 static CONFIG: OnceLock<RangeConfig> = OnceLock::new();
 
-thread_local! {
-    /// The open ranges of this thread: their names (for order checks) and phase ids (for
-    /// attributing ops to the innermost range).
-    static STACK: RefCell<Vec<(String, u32)>> = const { RefCell::new(Vec::new()) };
-}
-
-/// Phase names by id; id 0 is "outside any range".
-static PHASES: Mutex<Vec<String>> = Mutex::new(Vec::new());
-
-fn phase_id(name: &str) -> u32 {
-    let mut phases = PHASES.lock().unwrap_or_else(PoisonError::into_inner);
-    if phases.is_empty() {
-        phases.push("-".to_owned());
-    }
-    match phases.iter().position(|phase| phase == name) {
-        Some(id) => id as u32,
-        None => {
-            phases.push(name.to_owned());
-            (phases.len() - 1) as u32
-        }
-    }
-}
-
-/// The id of this thread's innermost open user range (0 outside any).
-pub(crate) fn current_phase() -> u32 {
-    STACK.with_borrow(|stack| stack.last().map_or(0, |(_, id)| *id))
-}
-
-/// The name of a phase id.
-pub(crate) fn phase_name(id: u32) -> String {
-    let phases = PHASES.lock().unwrap_or_else(PoisonError::into_inner);
-    phases
-        .get(id as usize)
-        .cloned()
-        .unwrap_or_else(|| "-".to_owned())
-}
-
 /// Enables user ranges for the rest of the process.
 ///
 /// # Panics
@@ -147,10 +110,7 @@ fn push(config: &RangeConfig, label: Label) {
         device.sync();
     }
     ffi::push(None, &label);
-    let name = label.text().to_owned();
-    crate::trace::range_pushed(&name);
-    let id = phase_id(&name);
-    STACK.with_borrow_mut(|stack| stack.push((name, id)));
+    crate::probe::range_pushed(label.text().to_owned());
 }
 
 /// Pops this thread's innermost range. A no-op until [`enable`]d.
@@ -174,16 +134,15 @@ fn pop(config: &RangeConfig, expected: Option<&str>) -> Result<(), String> {
         device.sync();
     }
     ffi::pop(None);
-    crate::trace::range_popped();
-    let popped = STACK.with_borrow_mut(|stack| {
-        let before = config.keep_track_of_range_order.then(|| python_list(stack));
-        (stack.pop(), before)
-    });
-    let (popped, Some(before)) = popped else {
+    let before = config
+        .keep_track_of_range_order
+        .then(|| python_list(&phase::open_ranges()));
+    let popped = crate::probe::range_popped();
+    let Some(before) = before else {
         return Ok(());
     };
     {
-        let Some((last, _)) = popped else {
+        let Some(last) = popped else {
             return Err(
                 "No ranges are present for the thread in which a range is being popped".to_owned(),
             );
@@ -191,7 +150,7 @@ fn pop(config: &RangeConfig, expected: Option<&str>) -> Result<(), String> {
         match expected {
             Some(expected) if expected != last => Err(format!(
                 "Popped range (`{last}`) does not correspond to expected range to pop (`{expected}`)\n  Range stack for thread {} before the pop is: {before}",
-                crate::nvtx::os_thread_id()
+                thread::os_thread_id()
             )),
             _ => Ok(()),
         }
@@ -199,10 +158,10 @@ fn pop(config: &RangeConfig, expected: Option<&str>) -> Result<(), String> {
 }
 
 /// `['a', 'b']`, as Python prints a list of strings.
-fn python_list(items: &[(String, u32)]) -> String {
+fn python_list(items: &[String]) -> String {
     let quoted: Vec<String> = items
         .iter()
-        .map(|(item, _)| crate::python::str_repr(item))
+        .map(|item| crate::python::str_repr(item))
         .collect();
     format!("[{}]", quoted.join(", "))
 }
@@ -304,9 +263,8 @@ mod tests {
 
     #[test]
     fn stacks_print_like_python_lists() {
-        let list = |items: &[&str]| {
-            python_list(&items.iter().map(|i| (i.to_string(), 0)).collect::<Vec<_>>())
-        };
+        let list =
+            |items: &[&str]| python_list(&items.iter().map(|i| i.to_string()).collect::<Vec<_>>());
         assert_eq!(list(&[]), "[]");
         assert_eq!(list(&["a", "b"]), "['a', 'b']");
         assert_eq!(list(&["it's"]), "[\"it's\"]");

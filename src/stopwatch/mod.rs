@@ -31,20 +31,14 @@ mod report;
 mod timer;
 
 use std::marker::PhantomData;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 
 pub use report::{CpuUsage, Entry, OneTime, Report, State};
 pub use timer::{CpuNameError, Stopwatch, StopwatchConfig};
 
-static STOPWATCH: OnceLock<Mutex<Stopwatch>> = OnceLock::new();
-/// Whether the enabled stopwatch is still in warm-up (op statistics wait for its end).
-static IN_WARMUP: AtomicBool = AtomicBool::new(false);
+use crate::context::warmup;
 
-/// True while the process-wide stopwatch is enabled and in warm-up.
-pub(crate) fn in_warmup() -> bool {
-    IN_WARMUP.load(Ordering::Relaxed)
-}
+static STOPWATCH: OnceLock<Mutex<Stopwatch>> = OnceLock::new();
 
 fn enabled() -> Option<MutexGuard<'static, Stopwatch>> {
     STOPWATCH
@@ -64,7 +58,7 @@ pub fn enable(config: StopwatchConfig) {
             "Stopwatch singleton can be enabled only once (burn_profiled::stopwatch::enable was called twice)"
         );
     }
-    IN_WARMUP.store(warming_up, Ordering::Relaxed);
+    warmup::set_in_warmup(warming_up);
 }
 
 /// Whether the stopwatch is enabled.
@@ -153,7 +147,7 @@ pub fn end_one_time_measurement(name: &str) {
 pub fn finish_iter() {
     let report = enabled().and_then(|mut stopwatch| {
         let report = stopwatch.finish_iter();
-        IN_WARMUP.store(!stopwatch.warmup_finished(), Ordering::Relaxed);
+        warmup::set_in_warmup(!stopwatch.warmup_finished());
         report
     });
     if let Some(report) = report {

@@ -37,7 +37,7 @@ impl StopwatchConfig {
             num_warmup_iters,
             print_every_n_iters,
             sync: None,
-            clock: Box::new(crate::clock::now),
+            clock: Box::new(crate::context::clock::now),
             cpu_meter: Box::new(move || cpu.get_or_insert_with(CpuMeter::new).sample()),
             rss_meter: Box::new(crate::host::rss_bytes),
         }
@@ -241,7 +241,7 @@ impl Stopwatch {
         let Some(acc) = self.entry(name) else { return };
         let start = acc.start;
         let interval = acc.end(now);
-        crate::trace::stopwatch_span(name, start, now);
+        crate::probe::measured(name, start, now);
         if self.cpu.as_ref().is_some_and(|cpu| cpu.name == name) {
             let usage = (self.config.cpu_meter)();
             let rss = (self.config.rss_meter)();
@@ -289,7 +289,7 @@ impl Stopwatch {
         };
         let start = acc.start;
         acc.end(now);
-        crate::trace::stopwatch_span(name, start, now);
+        crate::probe::measured(name, start, now);
     }
 
     /// Ends an iteration; returns the report when the print schedule asks for one.

@@ -24,7 +24,9 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::probe::Op;
+use crate::context::op::Op;
+use crate::context::switches::{self, TRACE};
+use crate::context::{clock, thread};
 
 /// How the timeline records.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,7 +71,7 @@ static THREADS: Mutex<Vec<Arc<Mutex<ThreadTrace>>>> = Mutex::new(Vec::new());
 thread_local! {
     static THREAD: Arc<Mutex<ThreadTrace>> = {
         let thread = Arc::new(Mutex::new(ThreadTrace {
-            tid: crate::nvtx::os_thread_id(),
+            tid: thread::os_thread_id(),
             name: std::thread::current().name().map(str::to_owned),
             ..ThreadTrace::default()
         }));
@@ -90,13 +92,13 @@ fn threads() -> Vec<Arc<Mutex<ThreadTrace>>> {
 pub fn start(config: TraceConfig) {
     MAX_EVENTS.store(config.max_events, Ordering::Relaxed);
     RECORDING.store(true, Ordering::Relaxed);
-    crate::probe::set_trace(true);
+    switches::set(TRACE, true);
 }
 
 /// Stops recording.
 pub fn stop() {
     RECORDING.store(false, Ordering::Relaxed);
-    crate::probe::set_trace(false);
+    switches::set(TRACE, false);
 }
 
 /// Whether the timeline is being recorded.
@@ -149,8 +151,8 @@ pub(crate) fn record_op(op: &'static Op, start: Duration, end: Duration) {
     record_span(Cow::Borrowed(op.name()), "op", start, end);
 }
 
-/// A stopwatch measurement `name` ran from `start` to `end`.
-pub(crate) fn stopwatch_span(name: &str, start: Duration, end: Duration) {
+/// A stopwatch measurement `name` ran from `start` to `end` on this thread.
+pub(crate) fn record_measurement(name: &str, start: Duration, end: Duration) {
     if is_recording() {
         record_span(Cow::Owned(name.to_owned()), "stopwatch", start, end);
     }
@@ -159,7 +161,7 @@ pub(crate) fn stopwatch_span(name: &str, start: Duration, end: Duration) {
 /// A user range was pushed on this thread.
 pub(crate) fn range_pushed(name: &str) {
     if is_recording() {
-        let now = crate::clock::now();
+        let now = clock::now();
         with_thread(|thread| thread.open_ranges.push((name.to_owned(), now)));
     }
 }
@@ -167,16 +169,11 @@ pub(crate) fn range_pushed(name: &str) {
 /// This thread's innermost user range was popped.
 pub(crate) fn range_popped() {
     if is_recording() {
-        let now = crate::clock::now();
+        let now = clock::now();
         if let Some((name, start)) = with_thread(|thread| thread.open_ranges.pop()) {
             record_span(Cow::Owned(name), "range", start, now);
         }
     }
-}
-
-/// This thread was given a name (shown as its track's name).
-pub(crate) fn thread_named(name: &str) {
-    with_thread(|thread| thread.name = Some(name.to_owned()));
 }
 
 #[derive(Serialize)]
@@ -214,7 +211,7 @@ pub struct TraceSummary {
 /// with `"open": true`.
 pub fn to_json() -> (String, TraceSummary) {
     let pid = std::process::id();
-    let now = crate::clock::now();
+    let now = clock::now();
     let mut events = Vec::new();
     let process = std::env::args()
         .next()
@@ -248,6 +245,8 @@ pub fn to_json() -> (String, TraceSummary) {
             .unwrap_or_else(|| format!("thread {}", thread.tid));
         names.insert(thread.tid, name);
     }
+    // Names given with `nvtx::name_current_thread` win, also for threads that recorded nothing.
+    names.extend(thread::names());
     for (tid, name) in names {
         events.push(metadata("thread_name", tid, name));
     }

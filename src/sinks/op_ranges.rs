@@ -1,4 +1,5 @@
-//! NVTX: the `burn` domain that op ranges go to, with each op name registered once.
+//! The op-range sink: one NVTX range per op in the `burn` domain, with each op name registered
+//! once.
 //!
 //! Op ranges use the raw `nvtx::sys` calls with a registered string: no allocation, no
 //! formatting and no lock per op. Without the `nvtx` cargo feature everything here compiles to
@@ -10,26 +11,16 @@ mod imp {
 
     use nvtx::sys::{self, DomainHandle, EventAttributes, StringHandle};
 
-    use crate::probe::Op;
+    use crate::context::op::Op;
 
     static DOMAIN: OnceLock<DomainHandle> = OnceLock::new();
 
     fn domain() -> DomainHandle {
-        *DOMAIN.get_or_init(|| sys::domain_create_ascii(c"burn"))
-    }
-
-    /// An op's name registered in the op domain, on first use.
-    pub(crate) struct OpName(OnceLock<StringHandle>);
-
-    impl OpName {
-        pub(crate) const fn new() -> Self {
-            OpName(OnceLock::new())
-        }
+        *DOMAIN.get_or_init(|| sys::domain_create_ascii(super::DOMAIN_C))
     }
 
     fn registered(op: &Op) -> StringHandle {
-        *op.nvtx
-            .0
+        *op.registered
             .get_or_init(|| sys::domain_register_string_ascii(domain(), op.c_name()))
     }
 
@@ -59,7 +50,7 @@ mod imp {
 
 #[cfg(not(feature = "nvtx"))]
 mod imp {
-    use crate::probe::Op;
+    use crate::context::op::Op;
 
     pub(crate) struct OpName;
 
@@ -73,4 +64,17 @@ mod imp {
     pub(crate) fn pop_op() {}
 }
 
-pub(crate) use imp::{OpName, pop_op, push_op};
+pub(crate) use imp::{pop_op, push_op};
+
+/// The NVTX domain of op ranges.
+pub(crate) const DOMAIN: &str = "burn";
+#[cfg_attr(not(feature = "nvtx"), allow(dead_code))]
+const DOMAIN_C: &std::ffi::CStr = c"burn";
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_domain_has_one_name() {
+        assert_eq!(super::DOMAIN_C.to_str(), Ok(super::DOMAIN));
+    }
+}

@@ -33,7 +33,9 @@ use rustc_hash::FxHashMap;
 use serde::Serialize;
 use thread_local::ThreadLocal;
 
-use crate::probe::Op;
+use crate::context::op::Op;
+use crate::context::switches::{self, SHAPES, STATS};
+use crate::context::{phase, warmup};
 
 /// What [`start`] records.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -101,13 +103,14 @@ static THREADS: ThreadLocal<Mutex<FxHashMap<Key, Aggregate>>> = ThreadLocal::new
 pub fn start(config: StatsConfig) {
     *CONFIG.lock().unwrap_or_else(PoisonError::into_inner) = config;
     RECORDING.store(true, Ordering::Relaxed);
-    crate::probe::set_stats(true, config.by_shapes);
+    switches::set(STATS, true);
+    switches::set(SHAPES, config.by_shapes);
 }
 
 /// Stops recording; the statistics stay until [`reset`].
 pub fn stop() {
     RECORDING.store(false, Ordering::Relaxed);
-    crate::probe::set_stats(false, false);
+    switches::set(STATS | SHAPES, false);
 }
 
 /// Whether op statistics are being recorded.
@@ -127,12 +130,12 @@ pub fn reset() {
 
 /// Records one op; called by the probe on the op's thread.
 pub(crate) fn record(op: &'static Op, time: Duration, shapes: Option<Vec<Shape>>) {
-    if crate::stopwatch::in_warmup() {
+    if warmup::in_warmup() {
         return;
     }
     let key = Key {
         op: op as *const Op as usize,
-        phase: crate::nvtx::current_phase(),
+        phase: phase::current(),
         shapes: shapes.map(Vec::into_boxed_slice),
     };
     let mut rows = THREADS
@@ -217,7 +220,7 @@ impl Snapshot {
         let mut grouped: HashMap<(&'static str, Option<String>, Option<String>), Aggregate> =
             HashMap::new();
         for (key, aggregate) in &self.rows {
-            let phase = (group == GroupBy::OpAndPhase).then(|| crate::nvtx::phase_name(key.phase));
+            let phase = (group == GroupBy::OpAndPhase).then(|| phase::name(key.phase));
             let shapes = (group == GroupBy::OpAndShapes).then(|| {
                 key.shapes
                     .as_deref()

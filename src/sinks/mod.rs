@@ -1,0 +1,15 @@
+//! The middle layer of the op path: where an op event goes. Each sink is a leaf: it reads the
+//! [context](crate::context) below it, sets its own switch, and never calls the probe above it
+//! or another sink.
+//!
+//! | sink | records | switched by |
+//! |---|---|---|
+//! | [`op_ranges`] | one NVTX range per op, domain `burn` | [`probe::set_op_ranges`](crate::probe::set_op_ranges) |
+//! | [`stats`] | per-op statistics, by op, phase or shapes | [`stats::start`] |
+//! | [`trace`] | the timeline: ops, user ranges, measurements | [`trace::start`] |
+//! | [`observers`] | the user's [`OpObserver`](observers::OpObserver)s | [`observers::observe`] |
+
+pub(crate) mod observers;
+pub(crate) mod op_ranges;
+pub mod stats;
+pub mod trace;
