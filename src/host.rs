@@ -122,12 +122,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn rss_is_measured_and_grows_with_an_allocation() {
-        let before = rss_bytes().expect("Linux tells the RSS");
+    fn rss_covers_a_block_this_process_holds() {
+        // Other tests of this binary allocate and free meanwhile: only a lower bound holds.
         let block = vec![1u8; 64 << 20];
-        let after = rss_bytes().unwrap();
-        assert!(after >= before + (48 << 20), "{before} -> {after}");
-        drop(block);
+        let rss = rss_bytes().expect("Linux tells the RSS");
+        assert!(rss >= 64 << 20, "RSS {rss} while holding 64 MiB");
+        drop(std::hint::black_box(block));
     }
 
     #[test]
