@@ -52,14 +52,6 @@ mod imp {
 mod imp {
     use crate::context::op::Op;
 
-    pub(crate) struct OpName;
-
-    impl OpName {
-        pub(crate) const fn new() -> Self {
-            OpName
-        }
-    }
-
     pub(crate) fn push_op(_op: &Op) {}
     pub(crate) fn pop_op() {}
 }
