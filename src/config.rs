@@ -66,6 +66,11 @@ pub struct NvtxSection {
     pub keep_track_of_range_order: bool,
     /// Sync the device around every op (attributes GPU time to ops; slow).
     pub per_op_sync: bool,
+    /// [`Session::run_step`](crate::Session::run_step) runs steps on the device's launch
+    /// thread, where CubeCL backends launch their kernels, so each op range contains its
+    /// kernels. Only with a launch thread given to the session
+    /// ([`Session::set_launch_thread`](crate::Session::set_launch_thread)).
+    pub steps_on_launch_thread: bool,
 }
 
 /// The op statistics section.
@@ -243,6 +248,7 @@ impl RuntimeConfig {
                 config.stopwatch.enabled = true;
                 config.nvtx.user_ranges = true;
                 config.nvtx.op_ranges = true;
+                config.nvtx.steps_on_launch_thread = true;
                 config.stats.enabled = true;
                 config.trace.enabled = true;
                 config.capture.after_warmup = true;

@@ -5,6 +5,7 @@
 //! |---|---|
 //! | [`Profiled<B>`] | a backend that runs `B` and reports every op: NVTX ranges for Nsight Systems, optional per-op device sync, [observers](probe::OpObserver) |
 //! | [`probe`] | the switches: op ranges, per-op sync, observers |
+//! | [`LaunchThread`] | where a backend launches its kernels (CubeCL's device thread): steps run there, so each op range contains its kernels |
 //! | [`nvtx`] | user ranges (with sync and order checks), marks, domains, registered handles, capture control, [`nvtx::Ranged`] sub-modules, thread names |
 //! | [`stopwatch`] | runtime per code section with warm-up, one-time measurements and CPU usage, in the original tool's report layout |
 //! | [`stats`] | per-op statistics, by op, phase or input shapes, as a `torch.profiler`-like table or JSON |
@@ -45,6 +46,7 @@ mod device_sync;
 pub mod dump;
 mod files;
 pub mod host;
+mod launch_thread;
 pub mod nvtx;
 mod python;
 mod session;
@@ -53,5 +55,8 @@ pub mod stopwatch;
 pub use sinks::{stats, trace};
 
 pub use backend::Profiled;
+pub use context::launch::LaunchThread;
 pub use device_sync::DeviceSync;
+#[cfg(any(feature = "cuda", feature = "wgpu"))]
+pub use launch_thread::{CubeclBackend, DeviceThread};
 pub use session::{BURN_VERSION, RunSummary, Session};

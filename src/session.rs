@@ -30,7 +30,7 @@ use crate::config::RuntimeConfig;
 use crate::host::{MemoryGuard, MemoryLimitExceeded};
 use crate::nvtx::{self, RangeConfig};
 use crate::stopwatch::{self, StopwatchConfig};
-use crate::{DeviceSync, probe, stats, trace};
+use crate::{DeviceSync, LaunchThread, probe, stats, trace};
 
 /// The Burn version this crate is built against (pinned in its Cargo.toml).
 pub const BURN_VERSION: &str = "0.21.0";
@@ -46,6 +46,7 @@ pub struct Session {
     steps: usize,
     warmup_done: bool,
     memory_guard: Option<MemoryGuard>,
+    launch_thread: Option<LaunchThread>,
 }
 
 /// What [`Session::finish`] wrote, for `run.json` and the caller.
@@ -140,6 +141,7 @@ impl Session {
             started: Instant::now(),
             steps: 0,
             warmup_done: false,
+            launch_thread: None,
         };
         if session.config.stopwatch.warmup_iters == 0 {
             session.end_warmup();
@@ -167,11 +169,48 @@ impl Session {
         self.warmup_done
     }
 
+    /// Gives the session the thread its device's kernels are launched on (for CubeCL backends,
+    /// `LaunchThread::cubecl`). With `[nvtx] steps_on_launch_thread`,
+    /// [`run_step`](Session::run_step) runs steps there: every op range of a step then contains
+    /// its kernels under Nsight Systems. Ops outside steps run where they are called.
+    ///
+    /// ```no_run
+    /// # #[cfg(feature = "cuda")] {
+    /// use burn::backend::{Autodiff, Cuda};
+    /// use burn_profiled::config::{Preset, RuntimeConfig};
+    /// use burn_profiled::{LaunchThread, Profiled, Session};
+    ///
+    /// let device = Default::default();
+    /// let mut session = Session::start::<Autodiff<Profiled<Cuda>>>(
+    ///     RuntimeConfig::preset(Preset::Profile), &device, "target/run");
+    /// session.set_launch_thread(LaunchThread::cubecl::<Cuda>(&device));
+    /// for _ in 0..10 {
+    ///     session.run_step(|| { /* forward, backward, optimizer */ });
+    ///     session.finish_iter().unwrap();
+    /// }
+    /// session.finish().unwrap();
+    /// # }
+    /// ```
+    pub fn set_launch_thread(&mut self, launch_thread: LaunchThread) {
+        self.launch_thread = Some(launch_thread);
+    }
+
+    /// Runs one training step: on the launch thread when the session has one and
+    /// `[nvtx] steps_on_launch_thread` is set (see [`LaunchThread::run`]: the caller's phase
+    /// carries over, a panic reaches the caller), here otherwise.
+    pub fn run_step<T: Send>(&self, step: impl FnOnce() -> T + Send) -> T {
+        match &self.launch_thread {
+            Some(launch) if self.config.nvtx.steps_on_launch_thread => launch.run(step),
+            _ => step(),
+        }
+    }
+
     fn end_warmup(&mut self) {
         self.warmup_done = true;
         let config = &self.config;
         probe::set_op_sync(config.nvtx.per_op_sync);
         probe::set_op_ranges(config.nvtx.op_ranges);
+
         if config.stats.enabled {
             stats::start(stats::StatsConfig {
                 by_shapes: config.stats.by_shapes,

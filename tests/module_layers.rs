@@ -13,8 +13,9 @@ use std::path::{Path, PathBuf};
 /// Folders whose children are nodes of their own.
 const LAYER_FOLDERS: [&str; 2] = ["context", "sinks"];
 
-const CONTEXT: [&str; 6] = [
+const CONTEXT: [&str; 7] = [
     "context::clock",
+    "context::launch",
     "context::op",
     "context::phase",
     "context::switches",
@@ -31,8 +32,8 @@ const SINKS: [&str; 4] = [
 /// What a node of the op path may import, besides itself; `None` off the op path.
 fn allowed(node: &str) -> Option<Vec<&'static str>> {
     if node.starts_with("context") {
-        // The bottom: nothing of the crate.
-        Some(Vec::new())
+        // The bottom: nothing of the crate above it.
+        Some(CONTEXT.to_vec())
     } else if node.starts_with("sinks") {
         // A sink reads the context and writes files; never another sink or the probe.
         Some(CONTEXT.into_iter().chain(["files"]).collect())

@@ -10,8 +10,10 @@
 //! | [`thread`] | thread ids and the names given to threads |
 //! | [`phase`] | each thread's open user ranges; the innermost is the phase of its ops |
 //! | [`warmup`] | whether the run is still warming up |
+//! | [`launch`] | launch threads: where a backend launches its kernels, and running work there |
 
 pub(crate) mod clock;
+pub(crate) mod launch;
 pub(crate) mod op;
 pub(crate) mod phase;
 pub(crate) mod switches;

@@ -1,12 +1,15 @@
 //! Each thread's open user ranges. The innermost one is the phase of the ops the thread runs
 //! (`forward`, `backward`, `optimizer`, ...), by which statistics are grouped.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::sync::{Mutex, PoisonError};
 
 thread_local! {
     /// The open ranges of this thread: their names (for order checks) and phase ids.
     static STACK: RefCell<Vec<(String, u32)>> = const { RefCell::new(Vec::new()) };
+    /// The phase of this thread's ops outside its own ranges: the phase of the thread it runs
+    /// work for (a launch thread), 0 otherwise.
+    static INHERITED: Cell<u32> = const { Cell::new(0) };
 }
 
 /// Phase names by id; id 0 is "outside any range".
@@ -44,7 +47,19 @@ pub(crate) fn open_ranges() -> Vec<String> {
 
 /// The id of this thread's innermost open range (0 outside any).
 pub(crate) fn current() -> u32 {
-    STACK.with_borrow(|stack| stack.last().map_or(0, |(_, id)| *id))
+    STACK.with_borrow(|stack| stack.last().map_or_else(|| INHERITED.get(), |(_, id)| *id))
+}
+
+/// Runs `work` with `phase` as this thread's phase outside its own ranges.
+pub(crate) fn inheriting<T>(phase: u32, work: impl FnOnce() -> T) -> T {
+    struct Restore(u32);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            INHERITED.set(self.0);
+        }
+    }
+    let _restore = Restore(INHERITED.replace(phase));
+    work()
 }
 
 /// The name of a phase id (`-` for 0, outside any range).

@@ -1,0 +1,117 @@
+//! A `Session` with a launch thread: steps run there, and op ranges open there only once
+//! warm-up is over. Its own test binary: a session
+//! enables the process-wide tools once.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use burn::backend::NdArray;
+use burn::tensor::Tensor;
+use burn_profiled::config::{Preset, RuntimeConfig};
+use burn_profiled::probe;
+use burn_profiled::{Profiled, Session, nvtx};
+use nvtx_recorder::{Kind, Message};
+
+mod support;
+use support::Started;
+use support::stand_in::stand_in;
+
+nvtx_recorder::install_static!();
+
+#[test]
+fn steps_run_on_the_launch_thread_and_op_ranges_start_there_after_warmup() {
+    type B = Profiled<NdArray>;
+    let out = tempfile::tempdir().unwrap();
+    let mut config = RuntimeConfig::preset(Preset::Profile);
+    config.stopwatch.warmup_iters = 2;
+    assert!(config.nvtx.steps_on_launch_thread);
+    let device = Default::default();
+    let mut session = Session::start::<B>(config, &device, out.path());
+    let device_thread = stand_in("stand-in session device");
+    device_thread.launch.name_thread();
+    session.set_launch_thread(device_thread.launch.clone());
+    let caller = nvtx_recorder::current_tid();
+    let started = Arc::new(Started::default());
+    let _observing = probe::observe(started.clone());
+
+    let mut step_threads = Vec::new();
+    for _ in 0..4 {
+        let before = started.0.lock().unwrap().len();
+        let tid = session.run_step(|| {
+            nvtx::scope("forward", || {
+                let x = Tensor::<B, 1>::from_floats([1.0, 2.0, 3.0], &device);
+                let _ = x.exp().sum();
+            });
+            nvtx_recorder::current_tid()
+        });
+        step_threads.push((tid, before));
+        session.finish_iter().unwrap();
+    }
+    // Outside steps, ops run where they are called.
+    let outside = Tensor::<B, 1>::from_floats([1.0], &device).cos();
+    drop(outside);
+    let summary = session.finish().unwrap();
+
+    assert!(
+        step_threads
+            .iter()
+            .all(|(tid, _)| *tid == device_thread.tid)
+    );
+    let ops = started.0.lock().unwrap().clone();
+    assert!(
+        ops.iter()
+            .any(|(name, tid)| *name == "float_cos" && *tid == caller),
+        "{ops:?}"
+    );
+    assert_eq!(
+        device_thread.sent.load(Ordering::SeqCst),
+        1 + 4,
+        "naming, then four steps"
+    );
+
+    // Op ranges on the launch thread only after warm-up: the third and fourth steps.
+    let ranges: Vec<String> = nvtx_recorder::events_of_thread(device_thread.tid)
+        .iter()
+        .filter(|e| e.kind == Kind::Push && e.domain.as_deref() == Some("burn"))
+        .map(|e| match &e.message {
+            Message::Registered(name) => name.clone(),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    let step = ["float_from_data", "float_exp", "float_sum"];
+    let expected: Vec<&str> = step.iter().chain(&step).copied().collect();
+    assert_eq!(ranges, expected);
+    // The ops outside steps, on the caller's thread, after warm-up.
+    let outside: Vec<String> = nvtx_recorder::events_of_thread(caller)
+        .iter()
+        .filter(|e| e.kind == Kind::Push && e.domain.as_deref() == Some("burn"))
+        .filter_map(|e| e.message.text().map(str::to_owned))
+        .collect();
+    assert_eq!(outside, ["float_from_data", "float_cos"]);
+
+    // The step's phase reached the statistics; the launch thread has its own timeline track.
+    let ops_json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.path().join("ops.json")).unwrap())
+            .unwrap();
+    let exp = ops_json["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|row| row["op"] == "float_exp")
+        .unwrap();
+    assert_eq!(
+        (exp["phase"].as_str(), exp["calls"].as_u64()),
+        (Some("forward"), Some(2))
+    );
+    let trace: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.path().join("trace.json")).unwrap())
+            .unwrap();
+    let track = trace["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["name"] == "thread_name" && e["tid"] == device_thread.tid)
+        .expect("a named track for the launch thread");
+    assert_eq!(track["args"]["name"], "stand-in session device");
+    assert_eq!(summary.steps, 4);
+}
