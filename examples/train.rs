@@ -17,7 +17,9 @@
 //! timeline and the capture range. At the end, per the preset: the report and the op table on
 //! stdout, and `trace.json`, `ops.json` and `run.json` in the output directory; with `debug`,
 //! the last step's batch, activations and gradients under `dumps/0/` (run it twice with
-//! `[dump] compare = true` to check a change did not alter them).
+//! `[dump] compare = true` to check a change did not alter them: the run then says whether
+//! they match). On CUDA, each step runs on CubeCL's device thread (`[nvtx]
+//! steps_on_launch_thread`), so each op range contains its kernels under Nsight Systems.
 
 use std::path::PathBuf;
 use std::sync::mpsc;
@@ -34,7 +36,7 @@ use burn::tensor::{Int, Tensor, TensorData};
 use burn_profiled::config::{Preset, RuntimeConfig};
 use burn_profiled::dump::{self, AddOptions, DumpType, Map, TapBackend};
 use burn_profiled::nvtx::{self, Ranged};
-use burn_profiled::{Profiled, Session, stopwatch};
+use burn_profiled::{LaunchThread, Profiled, Session, stopwatch};
 use indicatif::{ProgressBar, ProgressStyle};
 
 const CLASSES: usize = 10;
@@ -114,10 +116,59 @@ fn generated_batch(step: usize, batch: usize) -> (TensorData, TensorData) {
     )
 }
 
-fn train<B: TapBackend>(config: RuntimeConfig, args: Args) -> std::io::Result<()> {
+/// One training step: forward, loss, backward (and the dump of the last step), optimizer.
+/// Returns the updated model and the loss; a dump that differs from the one it is compared
+/// with is `Err` with the comparison's message.
+fn step<B: TapBackend>(
+    model: VisionModel<B>,
+    optim: &mut impl Optimizer<VisionModel<B>, B>,
+    (images, labels): (Tensor<B, 4>, Tensor<B, 1, Int>),
+    dumping: bool,
+) -> Result<(VisionModel<B>, Tensor<B, 1>), dump::DumpError> {
+    let device = images.device();
+    if dumping {
+        let batch = Map::new()
+            .with("images", images.clone())
+            .with("labels", labels.clone());
+        // JSON throughout, so that a later run can compare against this dump.
+        dump::global::add_tensor_data("batch", batch, AddOptions::new(DumpType::Json))?;
+    }
+    let _step = stopwatch::meas("step");
+    let _range = nvtx::range("step");
+    let logits = stopwatch::measure("forward", || {
+        nvtx::scope("forward", || model.forward(images, dumping))
+    });
+    let loss = CrossEntropyLossConfig::new()
+        .init(&device)
+        .forward(logits, labels);
+    let grads = stopwatch::measure("backward", || nvtx::scope("backward", || loss.backward()));
+    if dumping {
+        let parameters = Map::new()
+            .with("conv1.weight", model.conv1.weight.val())
+            .with("conv2.weight", model.conv2.weight.val())
+            .with("head.weight", model.head.weight.val());
+        dump::global::add_grad_data("parameters", parameters, AddOptions::new(DumpType::Json))?;
+        dump::global::set_gradients_from::<B>(&grads)?;
+        dump::global::dump(true)?;
+    }
+    let model = stopwatch::measure("optimizer", || {
+        nvtx::scope("optimizer", || {
+            let grads = GradientsParams::from_grads(grads, &model);
+            optim.step(1e-2, model, grads)
+        })
+    });
+    Ok((model, loss))
+}
+
+fn train<B: TapBackend>(
+    config: RuntimeConfig,
+    args: Args,
+    launch_thread: impl FnOnce(&B::Device) -> Option<LaunchThread>,
+) -> std::io::Result<()> {
     let Args {
         steps, batch, out, ..
     } = args;
+    nvtx::name_current_thread("training");
     dump::enable_grad_taps::<B>();
     let device = B::Device::default();
     B::seed(&device, 0);
@@ -126,7 +177,12 @@ fn train<B: TapBackend>(config: RuntimeConfig, args: Args) -> std::io::Result<()
         B::name(&device),
         config.to_toml()
     );
+    let comparing = config.dump.enabled && config.dump.compare;
+    let dumps = config.dump.dir.clone().unwrap_or_else(|| out.join("dumps"));
     let mut session = Session::start::<B>(config, &device, out);
+    if let Some(launch_thread) = launch_thread(&device) {
+        session.set_launch_thread(launch_thread);
+    }
 
     // The data-loading thread builds the batches' tensors; its ops show on its own track.
     let (batches, received) = mpsc::sync_channel(2);
@@ -150,51 +206,29 @@ fn train<B: TapBackend>(config: RuntimeConfig, args: Args) -> std::io::Result<()
         })?;
 
     let mut losses = Vec::new();
+    let mut mismatch = None;
     let mut model = VisionModel::<B>::new(&device);
     let mut optim = AdamConfig::new().init();
     let progress = ProgressBar::new(steps as u64).with_style(
         ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
-    for (step_index, (images, labels)) in received.into_iter().enumerate() {
+    for (step_index, batch) in received.into_iter().enumerate() {
         // With dumps on (the debug preset), the last step's batch, activations and gradients
         // are dumped.
         let dumping = dump::global::is_enabled() && step_index + 1 == steps;
-        if dumping {
-            let batch = Map::new()
-                .with("images", images.clone())
-                .with("labels", labels.clone());
-            // JSON throughout, so that a later run can compare against this dump.
-            dump::global::add_tensor_data("batch", batch, AddOptions::new(DumpType::Json))
-                .map_err(std::io::Error::other)?;
-        }
-        let step = stopwatch::meas("step");
-        let _step = nvtx::range("step");
-        let logits = stopwatch::measure("forward", || {
-            nvtx::scope("forward", || model.forward(images, dumping))
-        });
-        let loss = CrossEntropyLossConfig::new()
-            .init(&device)
-            .forward(logits, labels);
-        let grads = stopwatch::measure("backward", || nvtx::scope("backward", || loss.backward()));
-        if dumping {
-            let parameters = Map::new()
-                .with("conv1.weight", model.conv1.weight.val())
-                .with("conv2.weight", model.conv2.weight.val())
-                .with("head.weight", model.head.weight.val());
-            dump::global::add_grad_data("parameters", parameters, AddOptions::new(DumpType::Json))
-                .and_then(|()| dump::global::set_gradients_from::<B>(&grads))
-                .and_then(|()| dump::global::dump(true).map(|_| ()))
-                .map_err(std::io::Error::other)?;
-        }
-        model = stopwatch::measure("optimizer", || {
-            nvtx::scope("optimizer", || {
-                let grads = GradientsParams::from_grads(grads, &model);
-                optim.step(1e-2, model, grads)
-            })
-        });
-        drop(_step);
-        drop(step);
+        // On the launch thread when the session has one (CUDA): each op range then contains
+        // its kernels.
+        let (trained, loss) = match session.run_step(|| step(model, &mut optim, batch, dumping)) {
+            Ok(stepped) => stepped,
+            Err(dump::DumpError::Mismatch(message)) => {
+                // The comparison is the last step's: report it at the end.
+                mismatch = Some(message);
+                break;
+            }
+            Err(error) => return Err(std::io::Error::other(error)),
+        };
+        model = trained;
         let loss: f32 = loss.into_scalar().to_string().parse().unwrap_or(f32::NAN);
         progress.set_message(format!("loss {loss:.4}"));
         losses.push(loss);
@@ -212,7 +246,23 @@ fn train<B: TapBackend>(config: RuntimeConfig, args: Args) -> std::io::Result<()
     B::sync(&device).map_err(|error| std::io::Error::other(error.to_string()))?;
     let summary = session.finish()?;
     for file in &summary.files {
-        println!("wrote {}", file.display());
+        if comparing && *file == dumps {
+            match &mismatch {
+                None => println!(
+                    "compared the last step with the dump in {}: the same",
+                    file.display()
+                ),
+                Some(message) => println!(
+                    "compared the last step with the dump in {}: DIFFERENT\n{message}",
+                    file.display()
+                ),
+            }
+        } else {
+            println!("wrote {}", file.display());
+        }
+    }
+    if mismatch.is_some() {
+        std::process::exit(1);
     }
     Ok(())
 }
@@ -252,7 +302,13 @@ fn main() {
     type B = burn::backend::Autodiff<Profiled<burn::backend::Cuda>>;
     #[cfg(not(feature = "cuda"))]
     type B = burn::backend::Autodiff<Profiled<burn::backend::NdArray>>;
-    if let Err(error) = train::<B>(config, args) {
+    #[cfg(feature = "cuda")]
+    let launch_thread = |device: &burn::backend::cuda::CudaDevice| {
+        Some(LaunchThread::cubecl::<burn::backend::Cuda>(device))
+    };
+    #[cfg(not(feature = "cuda"))]
+    let launch_thread = |_: &burn::backend::ndarray::NdArrayDevice| None;
+    if let Err(error) = train::<B>(config, args, launch_thread) {
         eprintln!("error: {error}");
         std::process::exit(1);
     }
