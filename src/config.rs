@@ -81,6 +81,10 @@ pub struct StatsSection {
     pub enabled: bool,
     /// Also by input shapes.
     pub by_shapes: bool,
+    /// Device time per op through CUPTI (cargo feature `cupti`): kernels and device time in
+    /// the op table, `ops.json` and `run.json`. Where CUPTI cannot record, one line says why
+    /// and the statistics keep host times only.
+    pub device_time: bool,
 }
 
 /// The timeline section.
@@ -250,6 +254,8 @@ impl RuntimeConfig {
                 config.nvtx.op_ranges = true;
                 config.nvtx.steps_on_launch_thread = true;
                 config.stats.enabled = true;
+                // Where the build can record it (CUDA with the `cupti` feature).
+                config.stats.device_time = cfg!(feature = "cupti");
                 config.trace.enabled = true;
                 config.capture.after_warmup = true;
                 if preset == Preset::Debug {

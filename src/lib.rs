@@ -9,6 +9,7 @@
 //! | [`nvtx`] | user ranges (with sync and order checks), marks, domains, registered handles, capture control, [`nvtx::Ranged`] sub-modules, thread names |
 //! | [`stopwatch`] | runtime per code section with warm-up, one-time measurements and CPU usage, in the original tool's report layout |
 //! | [`stats`] | per-op statistics, by op, phase or input shapes, as a `torch.profiler`-like table or JSON |
+//! | [`device_time`] | each op's kernels and their device time through CUPTI (feature `cupti`), in the op table |
 //! | [`trace`] | a Chrome trace-event timeline (Perfetto, `chrome://tracing`) of ops, ranges and measurements |
 //! | [`host`] | CPU usage, resident memory and a memory guard |
 //! | [`dump`] | tensor dumps compatible with the Python `TensorDumper`, and their comparison |
@@ -52,11 +53,11 @@ mod python;
 mod session;
 pub mod stopwatch;
 
-pub use sinks::{stats, trace};
+pub use sinks::{device_time, stats, trace};
 
 pub use backend::Profiled;
 pub use context::launch::LaunchThread;
 pub use device_sync::DeviceSync;
 #[cfg(any(feature = "cuda", feature = "wgpu"))]
 pub use launch_thread::{CubeclBackend, DeviceThread};
-pub use session::{BURN_VERSION, RunSummary, Session};
+pub use session::{BURN_VERSION, DeviceTimeRun, RunSummary, Session};

@@ -25,10 +25,10 @@ use std::time::Duration;
 
 use burn_backend::{Backend, Shape, TensorMetadata};
 
-use crate::context::switches::{self, OBSERVE, RANGES, SHAPES, STATS, SYNC, TRACE};
+use crate::context::switches::{self, DEVICE, OBSERVE, RANGES, SHAPES, STATS, SYNC, TRACE};
 use crate::context::{clock, phase};
 use crate::sinks::observers::{self, Observers};
-use crate::sinks::{op_ranges, stats, trace};
+use crate::sinks::{device_time, op_ranges, stats, trace};
 
 pub use crate::context::op::Op;
 pub use crate::sinks::observers::{Observing, OpObserver, observe};
@@ -164,6 +164,8 @@ struct ActiveOp<B: Backend> {
     /// When the op started, if statistics or the timeline want it.
     started: Option<Duration>,
     shapes: Option<Vec<Shape>>,
+    /// The op's id for device time, when that was on.
+    device_op: Option<u64>,
 }
 
 #[inline(never)]
@@ -185,8 +187,11 @@ fn start<B: Backend>(
     if let Some(observers) = &observers {
         observers::started(observers, op);
     }
+    let device_op = (flags & DEVICE != 0)
+        .then(|| device_time::op_started(op, phase::current(), shapes.as_deref()));
     let started = (flags & (STATS | TRACE) != 0).then(clock::now);
     ActiveOp {
+        device_op,
         op,
         flags,
         device,
@@ -230,12 +235,29 @@ fn finish<B: Backend>(active: ActiveOp<B>) {
             trace::record_op(active.op, started, ended);
         }
     }
+    if let Some(id) = active.device_op {
+        device_time::op_finished(id);
+    }
     if let Some(observers) = &active.observers {
         observers::finished(observers, active.op);
     }
     if active.flags & RANGES != 0 {
         op_ranges::pop_op();
     }
+}
+
+/// Collects the device time recorded so far ([`device_time`]) into the
+/// statistics: each kernel, matched to the op that launched it, adds to that op's row. Sync
+/// the device first: kernels still running are collected by the next call. Returns the number
+/// of kernels collected.
+pub fn flush_device_time() -> usize {
+    let matched = device_time::collect();
+    let count = matched.len();
+    for (launch, kernel) in matched {
+        let time = Duration::from_nanos(kernel.duration_ns());
+        stats::record_device(launch.op, launch.phase, launch.shapes, 1, time);
+    }
+    count
 }
 
 /// A user range named `name` opened on this thread: it becomes the phase of the thread's ops,

@@ -27,6 +27,7 @@ use burn_backend::Backend;
 use serde::Serialize;
 
 use crate::config::RuntimeConfig;
+use crate::device_time::{self, DeviceTimeSummary};
 use crate::host::{MemoryGuard, MemoryLimitExceeded};
 use crate::nvtx::{self, RangeConfig};
 use crate::stopwatch::{self, StopwatchConfig};
@@ -47,6 +48,10 @@ pub struct Session {
     warmup_done: bool,
     memory_guard: Option<MemoryGuard>,
     launch_thread: Option<LaunchThread>,
+    /// The session's device, synced before device time is collected.
+    sync: DeviceSync,
+    /// Whether device time is being recorded.
+    device_time: bool,
 }
 
 /// What [`Session::finish`] wrote, for `run.json` and the caller.
@@ -70,8 +75,25 @@ pub struct RunSummary {
     pub wall_seconds: f64,
     /// The stopwatch report, if the stopwatch ran.
     pub stopwatch: Option<stopwatch::Report>,
+    /// Device time, if it was recorded (`[stats] device_time`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_time: Option<DeviceTimeRun>,
     /// Files written.
     pub files: Vec<PathBuf>,
+}
+
+/// The device time of a run, in `run.json`.
+#[derive(Debug, Clone, Serialize)]
+pub struct DeviceTimeRun {
+    /// Kernels matched to the op that launched them.
+    pub kernels: u64,
+    /// Their device time, in ns.
+    pub device_ns: u64,
+    /// Device time per measured step, in seconds.
+    pub seconds_per_step: Option<f64>,
+    /// Kernels launched under no op, and their device time.
+    #[serde(flatten)]
+    pub unattributed: DeviceTimeSummary,
 }
 
 impl Session {
@@ -88,6 +110,7 @@ impl Session {
         out_dir: impl Into<PathBuf>,
     ) -> Self {
         let sync = DeviceSync::new::<B>(device.clone());
+        let session_sync = sync.clone();
         if config.stopwatch.enabled {
             let print_every = config
                 .stopwatch
@@ -142,6 +165,8 @@ impl Session {
             steps: 0,
             warmup_done: false,
             launch_thread: None,
+            sync: session_sync,
+            device_time: false,
         };
         if session.config.stopwatch.warmup_iters == 0 {
             session.end_warmup();
@@ -216,6 +241,12 @@ impl Session {
                 by_shapes: config.stats.by_shapes,
             });
         }
+        if config.stats.device_time {
+            match device_time::start() {
+                Ok(()) => self.device_time = true,
+                Err(why) => eprintln!("burn-profiled: {why}; the op table has host times only"),
+            }
+        }
         if config.trace.enabled {
             trace::start(trace::TraceConfig {
                 max_events: config.trace.max_events,
@@ -244,6 +275,11 @@ impl Session {
     /// `trace.json`, `ops.json` and `run.json` (those whose tools ran) to the output directory.
     pub fn finish(self) -> std::io::Result<RunSummary> {
         let config = &self.config;
+        let device_time = self.device_time.then(|| {
+            self.sync.sync();
+            probe::flush_device_time();
+            device_time::stop()
+        });
         nvtx::stop_capture();
         probe::set_op_ranges(false);
         probe::set_op_sync(false);
@@ -282,6 +318,25 @@ impl Session {
                     .unwrap_or_else(|| self.out_dir.join("dumps")),
             );
         }
+        let measured_steps = self.steps.saturating_sub(config.stopwatch.warmup_iters);
+        let device_time = device_time.map(|unattributed| {
+            let (kernels, device) = stats::snapshot().device_totals().unwrap_or_default();
+            let attributed =
+                kernels as f64 / (kernels + unattributed.unattributed_kernels).max(1) as f64;
+            println!(
+                "device time: {} of {} kernels attributed to their op ({:.2}%)",
+                kernels,
+                kernels + unattributed.unattributed_kernels,
+                100.0 * attributed
+            );
+            DeviceTimeRun {
+                kernels,
+                device_ns: device.as_nanos() as u64,
+                seconds_per_step: (measured_steps > 0)
+                    .then(|| device.as_secs_f64() / measured_steps as f64),
+                unattributed,
+            }
+        });
         let path = self.out_dir.join("run.json");
         files.push(path.clone());
         let summary = RunSummary {
@@ -291,9 +346,10 @@ impl Session {
             backend: self.backend.clone(),
             device: self.device.clone(),
             steps: self.steps,
-            measured_steps: self.steps.saturating_sub(config.stopwatch.warmup_iters),
+            measured_steps,
             wall_seconds: self.started.elapsed().as_secs_f64(),
             stopwatch: report,
+            device_time,
             files,
         };
         let json = serde_json::to_string_pretty(&summary).map_err(std::io::Error::other)?;

@@ -2,8 +2,8 @@
 //! warm-up is over. Its own test binary: a session
 //! enables the process-wide tools once.
 
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 use burn::backend::NdArray;
 use burn::tensor::Tensor;

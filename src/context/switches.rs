@@ -17,6 +17,8 @@ pub(crate) const STATS: u8 = 1 << 3;
 pub(crate) const TRACE: u8 = 1 << 4;
 /// Statistics are keyed by input shapes.
 pub(crate) const SHAPES: u8 = 1 << 5;
+/// Device time: each op tags the kernel launches it makes with its id.
+pub(crate) const DEVICE: u8 = 1 << 6;
 
 static FLAGS: AtomicU8 = AtomicU8::new(0);
 

@@ -8,7 +8,9 @@
 //! | [`stats`] | per-op statistics, by op, phase or shapes | [`stats::start`] |
 //! | [`trace`] | the timeline: ops, user ranges, measurements | [`trace::start`] |
 //! | [`observers`] | the user's [`OpObserver`](observers::OpObserver)s | [`observers::observe`] |
+//! | [`device_time`] | each op's kernels and their device time (CUPTI) | [`device_time::start`] |
 
+pub mod device_time;
 pub(crate) mod observers;
 pub(crate) mod op_ranges;
 pub mod stats;

@@ -1,151 +1,16 @@
-//! Per-op statistics: how often each op ran and how long it took, grouped by op, by op and the
-//! innermost user range (the phase: `forward`, `backward`, `optimizer`, ...), or by op and
-//! input shapes; printed like `torch.profiler`'s `key_averages().table()` or as JSON.
-//!
-//! ```
-//! use burn::backend::NdArray;
-//! use burn::tensor::Tensor;
-//! use burn_profiled::{Profiled, stats};
-//!
-//! stats::start(stats::StatsConfig::default());
-//! let x = Tensor::<Profiled<NdArray>, 2>::ones([4, 4], &Default::default());
-//! let _y = x.clone().matmul(x).exp();
-//! stats::stop();
-//! let table = stats::snapshot().table(stats::GroupBy::Op);
-//! assert!(table.contains("float_matmul"));
-//! ```
-//!
-//! Times are host times of the op call: exact for synchronous backends (NdArray), launch time
-//! for asynchronous ones unless per-op sync is on
-//! ([`probe::set_op_sync`](crate::probe::set_op_sync)). While the stopwatch is enabled and in
-//! warm-up, nothing is recorded.
+//! The statistics as people read them: rows grouped by op, phase or shapes, a table laid out
+//! like `torch.profiler`'s, and JSON.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
-use std::sync::Mutex;
 use std::sync::PoisonError;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use burn_std::Shape;
-use hdrhistogram::Histogram;
-use rustc_hash::FxHashMap;
 use serde::Serialize;
-use thread_local::ThreadLocal;
 
-use crate::context::op::Op;
-use crate::context::switches::{self, SHAPES, STATS};
-use crate::context::{phase, warmup};
-
-/// What [`start`] records.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct StatsConfig {
-    /// Also key the statistics by the shapes of the op's tensor arguments (costs a `Vec` of
-    /// shapes per op).
-    pub by_shapes: bool,
-}
-
-/// One row's key: op, phase and input shapes.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-struct Key {
-    /// The op's address: one `Op` per forwarded method.
-    op: usize,
-    phase: u32,
-    shapes: Option<Box<[Shape]>>,
-}
-
-struct Aggregate {
-    name: &'static str,
-    count: u64,
-    total: Duration,
-    min: Duration,
-    max: Duration,
-    histogram: Histogram<u32>,
-}
-
-impl Aggregate {
-    fn new(name: &'static str) -> Self {
-        Aggregate {
-            name,
-            count: 0,
-            total: Duration::ZERO,
-            min: Duration::MAX,
-            max: Duration::ZERO,
-            // Two significant digits: p50/p95 within 1%, a few KiB per row.
-            histogram: Histogram::new(2)
-                .unwrap_or_else(|_| unreachable!("2 significant digits is valid")),
-        }
-    }
-
-    fn record(&mut self, time: Duration) {
-        self.count += 1;
-        self.total += time;
-        self.min = self.min.min(time);
-        self.max = self.max.max(time);
-        let _ = self.histogram.record((time.as_nanos() as u64).max(1));
-    }
-
-    fn merge(&mut self, other: &Aggregate) {
-        self.count += other.count;
-        self.total += other.total;
-        self.min = self.min.min(other.min);
-        self.max = self.max.max(other.max);
-        let _ = self.histogram.add(&other.histogram);
-    }
-}
-
-static RECORDING: AtomicBool = AtomicBool::new(false);
-static CONFIG: Mutex<StatsConfig> = Mutex::new(StatsConfig { by_shapes: false });
-/// Each thread's rows, merged when a snapshot is taken.
-static THREADS: ThreadLocal<Mutex<FxHashMap<Key, Aggregate>>> = ThreadLocal::new();
-
-/// Starts recording op statistics (again: rows recorded before are kept, see [`reset`]).
-pub fn start(config: StatsConfig) {
-    *CONFIG.lock().unwrap_or_else(PoisonError::into_inner) = config;
-    RECORDING.store(true, Ordering::Relaxed);
-    switches::set(STATS, true);
-    switches::set(SHAPES, config.by_shapes);
-}
-
-/// Stops recording; the statistics stay until [`reset`].
-pub fn stop() {
-    RECORDING.store(false, Ordering::Relaxed);
-    switches::set(STATS | SHAPES, false);
-}
-
-/// Whether op statistics are being recorded.
-pub fn is_recording() -> bool {
-    RECORDING.load(Ordering::Relaxed)
-}
-
-/// Forgets every row recorded so far.
-pub fn reset() {
-    for thread in THREADS.iter() {
-        thread
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clear();
-    }
-}
-
-/// Records one op; called by the probe on the op's thread.
-pub(crate) fn record(op: &'static Op, time: Duration, shapes: Option<Vec<Shape>>) {
-    if warmup::in_warmup() {
-        return;
-    }
-    let key = Key {
-        op: op as *const Op as usize,
-        phase: phase::current(),
-        shapes: shapes.map(Vec::into_boxed_slice),
-    };
-    let mut rows = THREADS
-        .get_or_default()
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner);
-    rows.entry(key)
-        .or_insert_with(|| Aggregate::new(op.name()))
-        .record(time);
-}
+use super::{Aggregate, Key, THREADS};
+use crate::context::phase;
 
 /// How rows are grouped in a [`Snapshot`]'s table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -154,7 +19,7 @@ pub enum GroupBy {
     Op,
     /// One row per op and phase (the innermost user range the op ran in).
     OpAndPhase,
-    /// One row per op and input shapes (needs [`StatsConfig::by_shapes`]).
+    /// One row per op and input shapes (needs [`StatsConfig::by_shapes`](super::StatsConfig::by_shapes)).
     OpAndShapes,
 }
 
@@ -185,6 +50,18 @@ pub struct Row {
     pub p95_ns: u64,
     /// Longest call.
     pub max_ns: u64,
+    /// Kernels the calls launched, when device time was recorded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernels: Option<u64>,
+    /// Device time of those kernels.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_total_ns: Option<u64>,
+    /// Device time per call.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_mean_ns: Option<u64>,
+    /// Share of the device time of all ops, in percent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_percent: Option<f64>,
 }
 
 /// All rows recorded so far, merged over threads.
@@ -215,7 +92,24 @@ fn shapes_text(shapes: &[Shape]) -> String {
 }
 
 impl Snapshot {
-    /// The rows grouped by `group`, sorted by total time, longest first.
+    /// Whether device time was recorded (some op launched a kernel).
+    pub fn has_device_time(&self) -> bool {
+        self.rows.values().any(|a| a.kernels > 0)
+    }
+
+    /// Kernels and their device time over all ops; `None` without device time.
+    pub fn device_totals(&self) -> Option<(u64, Duration)> {
+        self.has_device_time().then(|| {
+            self.rows
+                .values()
+                .fold((0, Duration::ZERO), |(kernels, time), a| {
+                    (kernels + a.kernels, time + a.device)
+                })
+        })
+    }
+
+    /// The rows grouped by `group`, sorted by total time, longest first: device time when it
+    /// was recorded, host time otherwise.
     pub fn rows(&self, group: GroupBy) -> Vec<Row> {
         let mut grouped: HashMap<(&'static str, Option<String>, Option<String>), Aggregate> =
             HashMap::new();
@@ -232,6 +126,15 @@ impl Snapshot {
                 .merge(aggregate);
         }
         let all: Duration = grouped.values().map(|a| a.total).sum();
+        let device = self.has_device_time();
+        let all_device: Duration = grouped.values().map(|a| a.device).sum();
+        let percent = |part: Duration, all: Duration| {
+            if all.is_zero() {
+                0.0
+            } else {
+                100.0 * part.as_secs_f64() / all.as_secs_f64()
+            }
+        };
         let mut rows: Vec<Row> = grouped
             .into_iter()
             .map(|((op, phase, input_shapes), a)| Row {
@@ -240,13 +143,11 @@ impl Snapshot {
                 input_shapes,
                 calls: a.count,
                 total_ns: a.total.as_nanos() as u64,
-                total_percent: if all.is_zero() {
-                    0.0
-                } else {
-                    100.0 * a.total.as_secs_f64() / all.as_secs_f64()
-                },
+                total_percent: percent(a.total, all),
                 mean_ns: (a.total.as_nanos() / u128::from(a.count.max(1))) as u64,
-                min_ns: a.min.as_nanos() as u64,
+                // A row with device time only (its calls ran while statistics were off) has no
+                // shortest call.
+                min_ns: a.min.min(a.max).as_nanos() as u64,
                 // The histogram answers with its bucket's upper edge: keep it within what was seen.
                 p50_ns: a
                     .histogram
@@ -257,11 +158,17 @@ impl Snapshot {
                     .value_at_quantile(0.95)
                     .clamp(a.min.as_nanos() as u64, a.max.as_nanos() as u64),
                 max_ns: a.max.as_nanos() as u64,
+                kernels: device.then_some(a.kernels),
+                device_total_ns: device.then_some(a.device.as_nanos() as u64),
+                device_mean_ns: device
+                    .then_some((a.device.as_nanos() / u128::from(a.count.max(1))) as u64),
+                device_percent: device.then_some(percent(a.device, all_device)),
             })
             .collect();
         rows.sort_by(|a, b| {
-            b.total_ns
-                .cmp(&a.total_ns)
+            b.device_total_ns
+                .cmp(&a.device_total_ns)
+                .then_with(|| b.total_ns.cmp(&a.total_ns))
                 .then_with(|| a.op.cmp(&b.op))
                 .then_with(|| a.phase.cmp(&b.phase))
         });
@@ -280,11 +187,15 @@ impl Snapshot {
     /// The rows as JSON: `{"total_calls", "total_ns", "rows": [...]}`.
     pub fn to_json(&self, group: GroupBy) -> String {
         let (calls, time) = self.totals();
-        let json = serde_json::json!({
+        let mut json = serde_json::json!({
             "total_calls": calls,
             "total_ns": time.as_nanos() as u64,
             "rows": self.rows(group),
         });
+        if let Some((kernels, device)) = self.device_totals() {
+            json["total_kernels"] = kernels.into();
+            json["device_total_ns"] = (device.as_nanos() as u64).into();
+        }
         serde_json::to_string_pretty(&json).unwrap_or_default()
     }
 
@@ -302,6 +213,12 @@ impl Snapshot {
                 .max(5);
             columns.push(("Phase".into(), width));
         }
+        let device = self.has_device_time();
+        let device_titles: &[&str] = if device {
+            &["Kernels", "Device Total", "Device Mean", "Device %"]
+        } else {
+            &[]
+        };
         for title in [
             "# of Calls",
             "Total",
@@ -311,8 +228,11 @@ impl Snapshot {
             "p50",
             "p95",
             "Max",
-        ] {
-            columns.push((title.into(), 12));
+        ]
+        .iter()
+        .chain(device_titles)
+        {
+            columns.push(((*title).into(), 12));
         }
         let shapes = group == GroupBy::OpAndShapes;
         let rule: String = columns
@@ -349,6 +269,17 @@ impl Snapshot {
             for ns in [row.mean_ns, row.min_ns, row.p50_ns, row.p95_ns, row.max_ns] {
                 cells.push(time_text(ns));
             }
+            if let (Some(kernels), Some(total), Some(mean), Some(percent)) = (
+                row.kernels,
+                row.device_total_ns,
+                row.device_mean_ns,
+                row.device_percent,
+            ) {
+                cells.push(kernels.to_string());
+                cells.push(time_text(total));
+                cells.push(time_text(mean));
+                cells.push(format!("{percent:.2}%"));
+            }
             let mut line: String = cells
                 .iter()
                 .zip(&columns)
@@ -366,6 +297,13 @@ impl Snapshot {
             "Total op time: {} ({calls} calls)",
             time_text(time.as_nanos() as u64)
         );
+        if let Some((kernels, device)) = self.device_totals() {
+            let _ = write!(
+                out,
+                "; device time: {} ({kernels} kernels)",
+                time_text(device.as_nanos() as u64)
+            );
+        }
         out
     }
 }

@@ -1,0 +1,170 @@
+//! Which op launched which kernel: CUPTI's activity records, matched to ops through external
+//! correlation ids.
+//!
+//! Each op pushes its own external id while it runs. CUPTI then tags every driver call made
+//! meanwhile on that thread with an `EXTERNAL_CORRELATION` record (external id -> the call's
+//! correlation id), and each kernel record carries the correlation id of the call that launched
+//! it. Records come in buffers, in no particular order: a kernel may arrive before the record
+//! that names its op, and one op's kernels may be spread over several buffers. Kernels whose
+//! call was made under no op (or under an id this run did not hand out) are kept apart as
+//! unattributed. With ops nested, CUPTI tags a call with the innermost op's id: device time is
+//! the op's own, not its children's.
+
+use std::collections::HashMap;
+
+/// A kernel as CUPTI's `CONCURRENT_KERNEL` record describes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Kernel {
+    /// The correlation id of the driver call that launched it.
+    pub(crate) correlation: u32,
+    /// Device timestamps, in ns on the CUPTI clock.
+    pub(crate) start_ns: u64,
+    pub(crate) end_ns: u64,
+    pub(crate) device: u32,
+    pub(crate) stream: u32,
+    pub(crate) name: String,
+}
+
+impl Kernel {
+    pub(crate) fn duration_ns(&self) -> u64 {
+        self.end_ns.saturating_sub(self.start_ns)
+    }
+}
+
+/// The activity records attribution needs.
+#[cfg_attr(not(feature = "cupti"), allow(dead_code))]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Activity {
+    /// `EXTERNAL_CORRELATION`: the driver call `correlation` was made under op id `external`.
+    External { external: u64, correlation: u32 },
+    /// `CONCURRENT_KERNEL`.
+    Kernel(Kernel),
+}
+
+/// Kernels matched to the ops that launched them, by op id.
+#[derive(Debug, Default)]
+pub(crate) struct Correlator {
+    /// The op id each driver call was made under.
+    external_of: HashMap<u32, u64>,
+    /// Kernels whose call has not been matched to an op yet.
+    waiting: HashMap<u32, Vec<Kernel>>,
+    /// Kernels matched to an op, with its id, in the order they were matched.
+    attributed: Vec<(u64, Kernel)>,
+}
+
+impl Correlator {
+    /// Takes one record, in any order relative to the others.
+    #[cfg_attr(not(feature = "cupti"), allow(dead_code))]
+    pub(crate) fn ingest(&mut self, activity: Activity) {
+        match activity {
+            Activity::External {
+                external,
+                correlation,
+            } => {
+                self.external_of.insert(correlation, external);
+                if let Some(kernels) = self.waiting.remove(&correlation) {
+                    self.attributed
+                        .extend(kernels.into_iter().map(|kernel| (external, kernel)));
+                }
+            }
+            Activity::Kernel(kernel) => match self.external_of.get(&kernel.correlation) {
+                Some(&external) => self.attributed.push((external, kernel)),
+                None => self
+                    .waiting
+                    .entry(kernel.correlation)
+                    .or_default()
+                    .push(kernel),
+            },
+        }
+    }
+
+    /// The kernels matched so far, with their op ids; they are not returned again.
+    pub(crate) fn take_attributed(&mut self) -> Vec<(u64, Kernel)> {
+        std::mem::take(&mut self.attributed)
+    }
+
+    /// Ends a run: the kernels still unmatched, which no op launched. Forgets everything.
+    pub(crate) fn finish(&mut self) -> Vec<Kernel> {
+        let mut unattributed: Vec<Kernel> = self.waiting.drain().flat_map(|(_, k)| k).collect();
+        unattributed.sort_by_key(|kernel| (kernel.start_ns, kernel.correlation));
+        self.external_of.clear();
+        unattributed
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kernel(correlation: u32, start_ns: u64, end_ns: u64, stream: u32) -> Activity {
+        Activity::Kernel(Kernel {
+            correlation,
+            start_ns,
+            end_ns,
+            device: 0,
+            stream,
+            name: format!("k{correlation}"),
+        })
+    }
+
+    fn external(external: u64, correlation: u32) -> Activity {
+        Activity::External {
+            external,
+            correlation,
+        }
+    }
+
+    fn matched(correlator: &mut Correlator) -> Vec<(u64, u32)> {
+        correlator
+            .take_attributed()
+            .into_iter()
+            .map(|(op, kernel)| (op, kernel.correlation))
+            .collect()
+    }
+
+    #[test]
+    fn kernels_match_their_op_whichever_record_comes_first() {
+        let mut correlator = Correlator::default();
+        // Op 1 launched calls 10 and 11; op 2 launched call 12, whose kernel came first.
+        for record in [
+            kernel(12, 50, 60, 7),
+            external(1, 10),
+            kernel(10, 0, 10, 7),
+            external(1, 11),
+            external(2, 12),
+            kernel(11, 20, 25, 8),
+        ] {
+            correlator.ingest(record);
+        }
+        assert_eq!(matched(&mut correlator), [(1, 10), (2, 12), (1, 11)]);
+        assert_eq!(matched(&mut correlator), [], "handed out once");
+        assert_eq!(correlator.finish(), []);
+    }
+
+    #[test]
+    fn one_ops_kernels_spread_over_two_buffers_all_match() {
+        let mut correlator = Correlator::default();
+        correlator.ingest(external(5, 1));
+        correlator.ingest(kernel(1, 0, 3, 0));
+        let first = matched(&mut correlator);
+        correlator.ingest(kernel(1, 4, 9, 0));
+        correlator.ingest(kernel(1, 10, 12, 1));
+        let second = matched(&mut correlator);
+        assert_eq!((first, second), (vec![(5, 1)], vec![(5, 1), (5, 1)]));
+    }
+
+    #[test]
+    fn a_kernel_launched_under_no_op_stays_unattributed() {
+        let mut correlator = Correlator::default();
+        correlator.ingest(kernel(3, 30, 40, 0));
+        correlator.ingest(external(1, 2));
+        correlator.ingest(kernel(4, 10, 20, 0));
+        assert_eq!(matched(&mut correlator), []);
+        let unattributed: Vec<u32> = correlator
+            .finish()
+            .iter()
+            .map(|kernel| kernel.correlation)
+            .collect();
+        assert_eq!(unattributed, [4, 3], "in device time order");
+    }
+}

@@ -1,0 +1,210 @@
+//! CUPTI as the source of device time: external correlation ids pushed per op, kernel and
+//! external-correlation records collected from CUPTI's buffers.
+//!
+//! CUPTI is loaded at run time (cudarc's dynamic loading). Kernel records are read through
+//! their first fields only, which have kept their layout from `CUpti_ActivityKernel4` to
+//! `CUpti_ActivityKernel13`, so records of any recent CUPTI are read correctly.
+
+use std::alloc::{Layout, alloc, dealloc};
+use std::ffi::CStr;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use cudarc::cupti::result::{CuptiError, activity, subscribe, unsubscribe};
+use cudarc::cupti::sys;
+
+use super::correlate::{Activity, Kernel};
+use super::{DeviceTimeError, Source, ingest};
+
+/// CUPTI's buffers: 8 MiB each, 8-byte aligned, as CUPTI's samples use.
+const BUFFER_SIZE: usize = 8 << 20;
+const BUFFER_ALIGN: usize = 8;
+const EXTERNAL_KIND: sys::CUpti_ExternalCorrelationKind =
+    sys::CUpti_ExternalCorrelationKind::CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0;
+const KIND_CONCURRENT_KERNEL: u32 = 10;
+const KIND_EXTERNAL_CORRELATION: u32 = 39;
+
+/// The leading fields of every kernel record since `CUpti_ActivityKernel4`.
+#[repr(C, packed(8))]
+struct KernelRecord {
+    kind: u32,
+    cache_config: u8,
+    shared_memory_config: u8,
+    registers_per_thread: u16,
+    partitioned_global_cache_requested: u32,
+    partitioned_global_cache_executed: u32,
+    start: u64,
+    end: u64,
+    completed: u64,
+    device_id: u32,
+    context_id: u32,
+    stream_id: u32,
+    grid: [i32; 3],
+    block: [i32; 3],
+    static_shared_memory: i32,
+    dynamic_shared_memory: i32,
+    local_memory_per_thread: u32,
+    local_memory_total: u32,
+    correlation_id: u32,
+    grid_id: i64,
+    name: *const std::ffi::c_char,
+}
+
+/// `CUpti_ActivityExternalCorrelation`.
+#[repr(C)]
+struct ExternalRecord {
+    kind: u32,
+    external_kind: u32,
+    external_id: u64,
+    correlation_id: u32,
+}
+
+/// A running CUPTI subscription.
+pub(super) struct Cupti {
+    subscriber: Subscriber,
+}
+
+/// CUPTI's subscriber handle; used only to unsubscribe.
+struct Subscriber(sys::CUpti_SubscriberHandle);
+// SAFETY: the handle is an opaque token CUPTI accepts from any thread.
+unsafe impl Send for Subscriber {}
+// SAFETY: as above; it is never dereferenced here.
+unsafe impl Sync for Subscriber {}
+
+fn refused(error: CuptiError) -> DeviceTimeError {
+    DeviceTimeError::Refused(format!("{:?}", error.0))
+}
+
+impl Cupti {
+    /// Subscribes to CUPTI and enables kernel and external-correlation records.
+    pub(super) fn start() -> Result<Self, DeviceTimeError> {
+        // SAFETY: only tries to load the library.
+        if !unsafe { sys::is_culib_present() } {
+            return Err(DeviceTimeError::NoCupti(
+                "libcupti.so was not found on the library path".to_owned(),
+            ));
+        }
+        // cudarc panics on a missing symbol: an old CUPTI must not take the run down.
+        catch_unwind(AssertUnwindSafe(Self::subscribe)).unwrap_or_else(|_| {
+            Err(DeviceTimeError::NoCupti(
+                "this CUPTI lacks a function device time needs".to_owned(),
+            ))
+        })
+    }
+
+    fn subscribe() -> Result<Self, DeviceTimeError> {
+        let mut handle: sys::CUpti_SubscriberHandle = std::ptr::null_mut();
+        // SAFETY: `handle` is written by CUPTI; no callback is given.
+        unsafe { subscribe(&mut handle, None, std::ptr::null_mut()) }.map_err(refused)?;
+        let subscriber = Subscriber(handle);
+        let enabled = activity::register_callbacks(Some(buffer_requested), Some(buffer_completed))
+            .and_then(|()| {
+                activity::enable(sys::CUpti_ActivityKind::CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
+            })
+            .and_then(|()| {
+                activity::enable(sys::CUpti_ActivityKind::CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION)
+            });
+        if let Err(error) = enabled {
+            // SAFETY: the handle came from `subscribe` above.
+            let _ = unsafe { unsubscribe(subscriber.0) };
+            return Err(refused(error));
+        }
+        Ok(Cupti { subscriber })
+    }
+}
+
+impl Source for Cupti {
+    fn push(&self, id: u64) {
+        let _ = activity::push_external_correlation_id(EXTERNAL_KIND, id);
+    }
+
+    fn pop(&self) {
+        let mut last = 0u64;
+        // SAFETY: `last` is a valid place for the popped id.
+        let _ = unsafe { activity::pop_external_correlation_id(EXTERNAL_KIND, &mut last) };
+    }
+
+    fn flush(&self) {
+        let _ =
+            activity::flush_all(sys::CUpti_ActivityFlag::CUPTI_ACTIVITY_FLAG_FLUSH_FORCED as u32);
+    }
+
+    fn stop(&self) {
+        self.flush();
+        let _ = activity::disable(sys::CUpti_ActivityKind::CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+        let _ =
+            activity::disable(sys::CUpti_ActivityKind::CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
+        // SAFETY: the handle came from `subscribe`, and is unsubscribed once, here.
+        let _ = unsafe { unsubscribe(self.subscriber.0) };
+    }
+}
+
+fn buffer_layout() -> Layout {
+    Layout::from_size_align(BUFFER_SIZE, BUFFER_ALIGN)
+        .unwrap_or_else(|_| unreachable!("8 MiB at 8 bytes is a valid layout"))
+}
+
+extern "C" fn buffer_requested(buffer: *mut *mut u8, size: *mut usize, max_records: *mut usize) {
+    // SAFETY: CUPTI gives valid out-pointers; the buffer is freed in `buffer_completed`.
+    unsafe {
+        let memory = alloc(buffer_layout());
+        *buffer = memory;
+        *size = if memory.is_null() { 0 } else { BUFFER_SIZE };
+        *max_records = 0;
+    }
+}
+
+extern "C" fn buffer_completed(
+    _context: cudarc::driver::sys::CUcontext,
+    _stream: u32,
+    buffer: *mut u8,
+    _size: usize,
+    valid: usize,
+) {
+    if buffer.is_null() {
+        return;
+    }
+    // A panic must not cross into CUPTI.
+    let _ = catch_unwind(|| ingest(records(buffer, valid)));
+    // SAFETY: the buffer was allocated by `buffer_requested` with this layout.
+    unsafe { dealloc(buffer, buffer_layout()) };
+}
+
+/// The records of a completed buffer that attribution needs.
+fn records(buffer: *mut u8, valid: usize) -> Vec<Activity> {
+    let mut out = Vec::new();
+    let mut record: *mut sys::CUpti_Activity = std::ptr::null_mut();
+    // SAFETY: `buffer` holds `valid` bytes of records written by CUPTI; `get_next_record`
+    // walks them, and each record is read as the kind its first field says.
+    while unsafe { activity::get_next_record(buffer, valid, &mut record) }.is_ok() {
+        let kind = unsafe { *(record as *const u32) };
+        match kind {
+            KIND_CONCURRENT_KERNEL => {
+                let kernel = unsafe { &*(record as *const KernelRecord) };
+                let name = if kernel.name.is_null() {
+                    String::new()
+                } else {
+                    unsafe { CStr::from_ptr(kernel.name) }
+                        .to_string_lossy()
+                        .into_owned()
+                };
+                out.push(Activity::Kernel(Kernel {
+                    correlation: kernel.correlation_id,
+                    start_ns: kernel.start,
+                    end_ns: kernel.end,
+                    device: kernel.device_id,
+                    stream: kernel.stream_id,
+                    name,
+                }));
+            }
+            KIND_EXTERNAL_CORRELATION => {
+                let external = unsafe { &*(record as *const ExternalRecord) };
+                out.push(Activity::External {
+                    external: external.external_id,
+                    correlation: external.correlation_id,
+                });
+            }
+            _ => {}
+        }
+    }
+    out
+}

@@ -1,0 +1,239 @@
+//! Device time per op: which kernels each op launched and how long they ran on the device,
+//! matched through CUPTI's external correlation (cargo feature `cupti`), without syncing the
+//! device per op.
+//!
+//! ```no_run
+//! use burn_profiled::{device_time, probe, stats};
+//!
+//! stats::start(stats::StatsConfig::default());
+//! if let Err(why) = device_time::start() {
+//!     eprintln!("{why}; host times only"); // no CUPTI, or another CUPTI client owns it
+//! }
+//! // ... the steps to look at, each op run where its kernels are launched
+//! //     (`LaunchThread::run`), then a device sync
+//! probe::flush_device_time();
+//! println!("{}", stats::snapshot().table(stats::GroupBy::Op)); // + Kernels, Device Total, ...
+//! ```
+//!
+//! Each op started while device time is on pushes its own id as CUPTI's external correlation
+//! id, on the thread it runs on, and pops it when it returns. The kernels launched meanwhile
+//! from that thread are the op's. On CubeCL backends the launches happen on the device thread:
+//! run steps there ([`LaunchThread::run`](crate::LaunchThread::run)), or an op's kernels are
+//! launched under no op and stay unattributed. CUPTI hands its records over in buffers, off the
+//! ops' threads; [`probe::flush_device_time`](crate::probe::flush_device_time) collects them.
+//! Device time goes to the innermost op, as CUPTI tags a launch with the innermost id.
+
+pub(crate) mod correlate;
+#[cfg(feature = "cupti")]
+mod cupti;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
+
+use burn_std::Shape;
+
+use self::correlate::{Activity, Correlator, Kernel};
+use crate::context::op::Op;
+use crate::context::switches::{self, DEVICE};
+
+/// Why device time cannot be recorded; statistics go on with host times.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DeviceTimeError {
+    /// Built without the `cupti` cargo feature.
+    #[error("device time per op needs burn-profiled's `cupti` cargo feature (CUDA)")]
+    NotBuilt,
+    /// No CUPTI library could be loaded.
+    #[error("device time per op needs CUPTI (libcupti.so), which could not be loaded: {0}")]
+    NoCupti(String),
+    /// CUPTI refused: typically another CUPTI client (Nsight Systems, another profiler) owns it.
+    #[error("CUPTI refused to record activity ({0}); is another profiler attached?")]
+    Refused(String),
+    /// Device time is being recorded already.
+    #[error("device time is being recorded already")]
+    AlreadyStarted,
+}
+
+/// Where op ids go: the activity source tags the launches of the current thread with them.
+pub(crate) trait Source: Send + Sync {
+    /// `id` is now the current thread's innermost op.
+    fn push(&self, id: u64);
+    /// The current thread's innermost op returned.
+    fn pop(&self);
+    /// Hands over every record of the work finished so far.
+    fn flush(&self);
+    /// Stops recording.
+    fn stop(&self);
+}
+
+/// What an op was when it started, kept until its kernels are matched.
+#[derive(Debug, Clone)]
+pub(crate) struct Launch {
+    pub(crate) op: &'static Op,
+    pub(crate) phase: u32,
+    pub(crate) shapes: Option<Box<[Shape]>>,
+}
+
+#[derive(Default)]
+struct State {
+    correlator: Correlator,
+    /// Ops by id; each stays until a flush after it finished.
+    launches: HashMap<u64, (Launch, bool)>,
+    /// Kernels launched under no op of this run.
+    unattributed: Vec<Kernel>,
+}
+
+static STATE: Mutex<Option<State>> = Mutex::new(None);
+static SOURCE: RwLock<Option<Arc<dyn Source>>> = RwLock::new(None);
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+fn state() -> MutexGuard<'static, Option<State>> {
+    STATE.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn source() -> Option<Arc<dyn Source>> {
+    SOURCE
+        .read()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clone()
+}
+
+/// Starts recording device time per op through CUPTI.
+///
+/// # Errors
+/// When CUPTI cannot record: built without the `cupti` feature, no CUPTI library, or CUPTI
+/// owned by another client. Nothing is switched on then; host statistics are unaffected.
+pub fn start() -> Result<(), DeviceTimeError> {
+    #[cfg(feature = "cupti")]
+    {
+        if is_recording() {
+            return Err(DeviceTimeError::AlreadyStarted);
+        }
+        let source = cupti::Cupti::start()?;
+        start_with(Arc::new(source));
+        Ok(())
+    }
+    #[cfg(not(feature = "cupti"))]
+    {
+        Err(DeviceTimeError::NotBuilt)
+    }
+}
+
+/// Starts recording with `source` tagging the launches.
+#[cfg_attr(not(feature = "cupti"), allow(dead_code))]
+pub(crate) fn start_with(source: Arc<dyn Source>) {
+    *state() = Some(State::default());
+    *SOURCE.write().unwrap_or_else(PoisonError::into_inner) = Some(source);
+    switches::set(DEVICE, true);
+}
+
+/// What a recording of device time ends with: the kernels no op launched.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct DeviceTimeSummary {
+    /// Kernels launched under no op (outside `Profiled`'s ops, or off the op's thread).
+    pub unattributed_kernels: u64,
+    /// Their device time, in ns.
+    pub unattributed_ns: u64,
+}
+
+/// Stops recording. Collect first ([`probe::flush_device_time`](crate::probe::flush_device_time),
+/// after a device sync): what was collected stays in the statistics, kernels still unmatched
+/// are counted as unattributed.
+pub fn stop() -> DeviceTimeSummary {
+    switches::set(DEVICE, false);
+    if let Some(source) = SOURCE
+        .write()
+        .unwrap_or_else(PoisonError::into_inner)
+        .take()
+    {
+        source.stop();
+    }
+    let unattributed = finish();
+    DeviceTimeSummary {
+        unattributed_kernels: unattributed.len() as u64,
+        unattributed_ns: unattributed.iter().map(Kernel::duration_ns).sum(),
+    }
+}
+
+/// Whether device time is being recorded.
+pub fn is_recording() -> bool {
+    switches::is_on(DEVICE)
+}
+
+/// `op` starts on this thread: its id, pushed to the source.
+pub(crate) fn op_started(op: &'static Op, phase: u32, shapes: Option<&[Shape]>) -> u64 {
+    let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+    if let Some(state) = state().as_mut() {
+        let launch = Launch {
+            op,
+            phase,
+            shapes: shapes.map(Box::from),
+        };
+        state.launches.insert(id, (launch, false));
+    }
+    if let Some(source) = source() {
+        source.push(id);
+    }
+    id
+}
+
+/// The op `id`, the innermost on this thread, returned.
+pub(crate) fn op_finished(id: u64) {
+    if let Some(source) = source() {
+        source.pop();
+    }
+    if let Some((_, finished)) = state().as_mut().and_then(|s| s.launches.get_mut(&id)) {
+        *finished = true;
+    }
+}
+
+/// Takes activity records, from the source's buffers (any thread, any order).
+#[cfg_attr(not(feature = "cupti"), allow(dead_code))]
+pub(crate) fn ingest(records: impl IntoIterator<Item = Activity>) {
+    if let Some(state) = state().as_mut() {
+        for record in records {
+            state.correlator.ingest(record);
+        }
+    }
+}
+
+/// Has the source hand over its records, then returns the kernels matched since the last
+/// call, with the op that launched each. Ops that had finished are forgotten afterwards: their
+/// kernels have all been handed over once the device has run them.
+pub(crate) fn collect() -> Vec<(Launch, Kernel)> {
+    if let Some(source) = source() {
+        source.flush();
+    }
+    let mut guard = state();
+    let Some(state) = guard.as_mut() else {
+        return Vec::new();
+    };
+    let matched: Vec<(Launch, Kernel)> = state
+        .correlator
+        .take_attributed()
+        .into_iter()
+        .filter_map(|(id, kernel)| match state.launches.get(&id) {
+            Some((launch, _)) => Some((launch.clone(), kernel)),
+            None => {
+                state.unattributed.push(kernel);
+                None
+            }
+        })
+        .collect();
+    state.launches.retain(|_, (_, finished)| !*finished);
+    matched
+}
+
+/// Ends matching, after the last [`collect`]: the kernels no op of this run launched.
+pub(crate) fn finish() -> Vec<Kernel> {
+    let mut guard = state();
+    let Some(state) = guard.as_mut() else {
+        return Vec::new();
+    };
+    let mut all = std::mem::take(&mut state.unattributed);
+    all.extend(state.correlator.finish());
+    all
+}
+
+#[cfg(test)]
+mod tests;

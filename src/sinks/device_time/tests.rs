@@ -1,0 +1,171 @@
+//! Device time through the whole op path, with a stand-in for CUPTI: ops run on
+//! `Profiled<NdArray>`, the stand-in records the ids they push, and the test plays CUPTI's part
+//! with synthetic activity records.
+
+use std::sync::{Arc, Mutex};
+
+use burn::backend::NdArray;
+use burn::tensor::Tensor;
+
+use super::correlate::{Activity, Kernel};
+use super::{Source, ingest, start_with, stop};
+use crate::{Profiled, nvtx, probe, stats};
+
+/// Records, per push, the id and the ids open below it; counts pops.
+#[derive(Default)]
+struct Recorded {
+    pushes: Mutex<Vec<(u64, Vec<u64>)>>,
+    open: Mutex<Vec<u64>>,
+    flushes: Mutex<usize>,
+}
+
+impl Source for Recorded {
+    fn push(&self, id: u64) {
+        let mut open = self.open.lock().unwrap();
+        self.pushes.lock().unwrap().push((id, open.clone()));
+        open.push(id);
+    }
+    fn pop(&self) {
+        self.open.lock().unwrap().pop();
+    }
+    fn flush(&self) {
+        *self.flushes.lock().unwrap() += 1;
+    }
+    fn stop(&self) {}
+}
+
+/// The names of the ops started, in order.
+#[derive(Default)]
+struct Started(Mutex<Vec<&'static str>>);
+
+impl probe::OpObserver for Started {
+    fn op_started(&self, op: &'static probe::Op) {
+        self.0.lock().unwrap().push(op.name());
+    }
+    fn op_finished(&self, _op: &'static probe::Op) {}
+}
+
+fn kernel(correlation: u32, ns: u64, stream: u32) -> Activity {
+    Activity::Kernel(Kernel {
+        correlation,
+        start_ns: 1_000 * u64::from(correlation),
+        end_ns: 1_000 * u64::from(correlation) + ns,
+        device: 0,
+        stream,
+        name: format!("kernel_{correlation}"),
+    })
+}
+
+#[test]
+fn each_ops_kernels_add_up_in_its_row_of_the_op_table() {
+    let source = Arc::new(Recorded::default());
+    nvtx::enable(nvtx::RangeConfig::new());
+    stats::reset();
+    stats::start(stats::StatsConfig::default());
+    let started = Arc::new(Started::default());
+    let observing = probe::observe(started.clone());
+    start_with(source.clone());
+    let x =
+        Tensor::<Profiled<NdArray>, 2>::from_floats([[1.0, 2.0], [3.0, 4.0]], &Default::default());
+    let y = nvtx::scope("forward", || x.clone().matmul(x.clone()).exp());
+    let _ = y + x;
+    drop(observing);
+
+    // Every op pushed its id on an empty stack (no op runs inside another here) and popped it.
+    let pushes = source.pushes.lock().unwrap().clone();
+    assert!(pushes.len() >= 4, "{pushes:?}");
+    assert!(
+        pushes.iter().all(|(_, below)| below.is_empty()),
+        "{pushes:?}"
+    );
+    assert!(source.open.lock().unwrap().is_empty());
+    // Ops and ids were handed out in the same order: the observer's names give each id its op.
+    let names = started.0.lock().unwrap().clone();
+    assert_eq!(names.len(), pushes.len());
+    let id_of = |name: &str| {
+        let index = names.iter().position(|n| *n == name).unwrap();
+        pushes[index].0
+    };
+    let (matmul, exp) = ("float_matmul", "float_exp");
+    // The matmul's two kernels: one record before, one after the correlation record, in two
+    // buffers; the exp's kernel on another stream; the add launched nothing; a kernel of a call
+    // made under no op.
+    ingest([
+        kernel(20, 700, 7),
+        Activity::External {
+            external: id_of(matmul),
+            correlation: 20,
+        },
+    ]);
+    ingest([
+        Activity::External {
+            external: id_of(matmul),
+            correlation: 21,
+        },
+        kernel(21, 300, 7),
+        Activity::External {
+            external: id_of(exp),
+            correlation: 22,
+        },
+        kernel(22, 50, 9),
+        kernel(99, 5, 7),
+    ]);
+    assert_eq!(probe::flush_device_time(), 3);
+    assert_eq!(*source.flushes.lock().unwrap(), 1);
+    assert_eq!(
+        stop(),
+        super::DeviceTimeSummary {
+            unattributed_kernels: 1,
+            unattributed_ns: 5
+        }
+    );
+    stats::stop();
+
+    let snapshot = stats::snapshot();
+    let rows = snapshot.rows(stats::GroupBy::OpAndPhase);
+    let row = |op: &str| rows.iter().find(|row| row.op == op).unwrap().clone();
+    let (matmul, exp, add) = (row("float_matmul"), row("float_exp"), row("float_add"));
+    assert_eq!(
+        (
+            matmul.kernels,
+            matmul.device_total_ns,
+            matmul.device_mean_ns
+        ),
+        (Some(2), Some(1_000), Some(1_000))
+    );
+    assert_eq!(matmul.phase.as_deref(), Some("forward"));
+    assert_eq!((exp.kernels, exp.device_total_ns), (Some(1), Some(50)));
+    assert_eq!((add.kernels, add.device_total_ns), (Some(0), Some(0)));
+    let percent = matmul.device_percent.unwrap();
+    assert!(
+        (percent - 100.0 * 1_000.0 / 1_050.0).abs() < 1e-9,
+        "{percent}"
+    );
+    // Sorted by device time.
+    assert_eq!(rows[0].op, "float_matmul");
+    assert_eq!(
+        snapshot.device_totals(),
+        Some((3, std::time::Duration::from_nanos(1_050)))
+    );
+
+    let table = snapshot.table(stats::GroupBy::Op);
+    let header = table.lines().nth(1).unwrap();
+    assert!(
+        header.ends_with("Kernels  Device Total   Device Mean      Device %"),
+        "{header}"
+    );
+    let matmul_line = table.lines().find(|l| l.contains("float_matmul")).unwrap();
+    assert!(
+        matmul_line.ends_with("2       1.000us       1.000us        95.24%"),
+        "{matmul_line}"
+    );
+    assert!(
+        table.ends_with("; device time: 1.050us (3 kernels)"),
+        "{table}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&snapshot.to_json(stats::GroupBy::Op)).unwrap();
+    assert_eq!(json["total_kernels"], 3);
+    assert_eq!(json["device_total_ns"], 1_050);
+    assert_eq!(json["rows"][0]["device_total_ns"], 1_000);
+}

@@ -1,0 +1,179 @@
+//! Per-op statistics: how often each op ran and how long it took, grouped by op, by op and the
+//! innermost user range (the phase: `forward`, `backward`, `optimizer`, ...), or by op and
+//! input shapes; printed like `torch.profiler`'s `key_averages().table()` or as JSON.
+//!
+//! ```
+//! use burn::backend::NdArray;
+//! use burn::tensor::Tensor;
+//! use burn_profiled::{Profiled, stats};
+//!
+//! stats::start(stats::StatsConfig::default());
+//! let x = Tensor::<Profiled<NdArray>, 2>::ones([4, 4], &Default::default());
+//! let _y = x.clone().matmul(x).exp();
+//! stats::stop();
+//! let table = stats::snapshot().table(stats::GroupBy::Op);
+//! assert!(table.contains("float_matmul"));
+//! ```
+//!
+//! Times are host times of the op call: exact for synchronous backends (NdArray), launch time
+//! for asynchronous ones unless per-op sync is on
+//! ([`probe::set_op_sync`](crate::probe::set_op_sync)). While the stopwatch is enabled and in
+//! warm-up, nothing is recorded.
+
+use std::sync::Mutex;
+use std::sync::PoisonError;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use burn_std::Shape;
+use hdrhistogram::Histogram;
+use rustc_hash::FxHashMap;
+use thread_local::ThreadLocal;
+
+use crate::context::op::Op;
+use crate::context::switches::{self, SHAPES, STATS};
+use crate::context::{phase, warmup};
+
+mod report;
+
+pub use report::{GroupBy, Row, Snapshot, snapshot};
+
+/// What [`start`] records.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StatsConfig {
+    /// Also key the statistics by the shapes of the op's tensor arguments (costs a `Vec` of
+    /// shapes per op).
+    pub by_shapes: bool,
+}
+
+/// One row's key: op, phase and input shapes.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct Key {
+    /// The op's address: one `Op` per forwarded method.
+    op: usize,
+    phase: u32,
+    shapes: Option<Box<[Shape]>>,
+}
+
+struct Aggregate {
+    name: &'static str,
+    count: u64,
+    total: Duration,
+    min: Duration,
+    max: Duration,
+    histogram: Histogram<u32>,
+    /// Kernels the op's calls launched, and their device time (the device-time sink's).
+    kernels: u64,
+    device: Duration,
+}
+
+impl Aggregate {
+    fn new(name: &'static str) -> Self {
+        Aggregate {
+            name,
+            count: 0,
+            total: Duration::ZERO,
+            min: Duration::MAX,
+            max: Duration::ZERO,
+            // Two significant digits: p50/p95 within 1%, a few KiB per row.
+            histogram: Histogram::new(2)
+                .unwrap_or_else(|_| unreachable!("2 significant digits is valid")),
+            kernels: 0,
+            device: Duration::ZERO,
+        }
+    }
+
+    fn record(&mut self, time: Duration) {
+        self.count += 1;
+        self.total += time;
+        self.min = self.min.min(time);
+        self.max = self.max.max(time);
+        let _ = self.histogram.record((time.as_nanos() as u64).max(1));
+    }
+
+    fn merge(&mut self, other: &Aggregate) {
+        self.count += other.count;
+        self.total += other.total;
+        self.min = self.min.min(other.min);
+        self.max = self.max.max(other.max);
+        let _ = self.histogram.add(&other.histogram);
+        self.kernels += other.kernels;
+        self.device += other.device;
+    }
+}
+
+static RECORDING: AtomicBool = AtomicBool::new(false);
+static CONFIG: Mutex<StatsConfig> = Mutex::new(StatsConfig { by_shapes: false });
+/// Each thread's rows, merged when a snapshot is taken.
+static THREADS: ThreadLocal<Mutex<FxHashMap<Key, Aggregate>>> = ThreadLocal::new();
+
+/// Starts recording op statistics (again: rows recorded before are kept, see [`reset`]).
+pub fn start(config: StatsConfig) {
+    *CONFIG.lock().unwrap_or_else(PoisonError::into_inner) = config;
+    RECORDING.store(true, Ordering::Relaxed);
+    switches::set(STATS, true);
+    switches::set(SHAPES, config.by_shapes);
+}
+
+/// Stops recording; the statistics stay until [`reset`].
+pub fn stop() {
+    RECORDING.store(false, Ordering::Relaxed);
+    switches::set(STATS | SHAPES, false);
+}
+
+/// Whether op statistics are being recorded.
+pub fn is_recording() -> bool {
+    RECORDING.load(Ordering::Relaxed)
+}
+
+/// Forgets every row recorded so far.
+pub fn reset() {
+    for thread in THREADS.iter() {
+        thread
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
+    }
+}
+
+/// Records one op; called by the probe on the op's thread.
+pub(crate) fn record(op: &'static Op, time: Duration, shapes: Option<Vec<Shape>>) {
+    if warmup::in_warmup() {
+        return;
+    }
+    let key = Key {
+        op: op as *const Op as usize,
+        phase: phase::current(),
+        shapes: shapes.map(Vec::into_boxed_slice),
+    };
+    let mut rows = THREADS
+        .get_or_default()
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    rows.entry(key)
+        .or_insert_with(|| Aggregate::new(op.name()))
+        .record(time);
+}
+
+/// Adds `kernels` kernels and their `device` time to the row of `op` run in `phase` with
+/// `shapes`: what the device-time sink matched to calls of that op.
+pub(crate) fn record_device(
+    op: &'static Op,
+    phase: u32,
+    shapes: Option<Box<[Shape]>>,
+    kernels: u64,
+    device: Duration,
+) {
+    let key = Key {
+        op: op as *const Op as usize,
+        phase,
+        shapes,
+    };
+    let mut rows = THREADS
+        .get_or_default()
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    let row = rows.entry(key).or_insert_with(|| Aggregate::new(op.name()));
+    row.kernels += kernels;
+    row.device += device;
+}
