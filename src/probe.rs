@@ -187,9 +187,10 @@ fn start<B: Backend>(
     if let Some(observers) = &observers {
         observers::started(observers, op);
     }
-    let device_op = (flags & DEVICE != 0)
-        .then(|| device_time::op_started(op, phase::current(), shapes.as_deref()));
-    let started = (flags & (STATS | TRACE) != 0).then(clock::now);
+    let started = (flags & (STATS | TRACE | DEVICE) != 0).then(clock::now);
+    let device_op = started
+        .filter(|_| flags & DEVICE != 0)
+        .map(|started| device_time::op_started(op, phase::current(), shapes.as_deref(), started));
     ActiveOp {
         device_op,
         op,
@@ -254,6 +255,13 @@ pub fn flush_device_time() -> usize {
     let matched = device_time::collect();
     let count = matched.len();
     for (launch, kernel) in matched {
+        let (start, end) = device_time::kernel_times(&kernel);
+        trace::record_kernel(
+            (kernel.device, kernel.stream),
+            &kernel.name,
+            (start, end),
+            (launch.tid, launch.started),
+        );
         let time = Duration::from_nanos(kernel.duration_ns());
         stats::record_device(launch.op, launch.phase, launch.shapes, 1, time);
     }

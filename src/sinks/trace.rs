@@ -59,6 +59,24 @@ struct Span {
     end: Duration,
 }
 
+/// A kernel on a device stream, with the thread and start of the op that launched it.
+struct KernelSpan {
+    device: u32,
+    stream: u32,
+    name: String,
+    start: Duration,
+    end: Duration,
+    launched_by: (u32, Duration),
+}
+
+/// Kernels, on one track per device stream.
+static KERNELS: Mutex<Vec<KernelSpan>> = Mutex::new(Vec::new());
+
+/// The track of a device stream: ids far above OS thread ids.
+fn stream_track(device: u32, stream: u32) -> u32 {
+    0x7000_0000 | ((device & 0xff) << 20) | (stream & 0xf_ffff)
+}
+
 static RECORDING: AtomicBool = AtomicBool::new(false);
 static MAX_EVENTS: AtomicUsize = AtomicUsize::new(0);
 static EVENTS: AtomicUsize = AtomicUsize::new(0);
@@ -113,6 +131,7 @@ pub fn clear() {
         thread.spans.clear();
         thread.open_ranges.clear();
     }
+    lock(&KERNELS).clear();
     EVENTS.store(0, Ordering::Relaxed);
     DROPPED.store(0, Ordering::Relaxed);
     FIRST_DROP_NS.store(0, Ordering::Relaxed);
@@ -149,6 +168,27 @@ fn record_span(name: Cow<'static, str>, category: &'static str, start: Duration,
 /// An op ran on this thread from `start` to `end`.
 pub(crate) fn record_op(op: &'static Op, start: Duration, end: Duration) {
     record_span(Cow::Borrowed(op.name()), "op", start, end);
+}
+
+/// A kernel `name` ran on `stream` of `device` from `start` to `end`, launched by the op that
+/// started at `launched_by.1` on thread `launched_by.0`: a span on the stream's track, and a
+/// flow arrow from the op to it.
+pub(crate) fn record_kernel(
+    (device, stream): (u32, u32),
+    name: &str,
+    (start, end): (Duration, Duration),
+    launched_by: (u32, Duration),
+) {
+    if is_recording() && admit(end) {
+        lock(&KERNELS).push(KernelSpan {
+            device,
+            stream,
+            name: name.to_owned(),
+            start,
+            end,
+            launched_by,
+        });
+    }
 }
 
 /// A stopwatch measurement `name` ran from `start` to `end` on this thread.
@@ -190,6 +230,11 @@ struct Event<'a> {
     tid: u32,
     #[serde(skip_serializing_if = "Option::is_none")]
     s: Option<&'static str>,
+    /// A flow's id and, at its end, how it binds to the enclosing slice.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    bp: Option<&'static str>,
     #[serde(skip_serializing_if = "serde_json::Map::is_empty")]
     args: serde_json::Map<String, serde_json::Value>,
 }
@@ -230,6 +275,8 @@ pub fn to_json() -> (String, TraceSummary) {
         pid,
         tid,
         s: None,
+        id: None,
+        bp: None,
         args: [("name".to_owned(), serde_json::Value::String(value))]
             .into_iter()
             .collect(),
@@ -278,9 +325,55 @@ pub fn to_json() -> (String, TraceSummary) {
                 pid,
                 tid: thread.tid,
                 s: None,
+                id: None,
+                bp: None,
                 args,
             });
         }
+    }
+    let kernels = lock(&KERNELS);
+    let mut tracks: Vec<(u32, u32)> = kernels.iter().map(|k| (k.device, k.stream)).collect();
+    tracks.sort_unstable();
+    tracks.dedup();
+    for &(device, stream) in &tracks {
+        events.push(metadata(
+            "thread_name",
+            stream_track(device, stream),
+            format!("GPU {device} stream {stream}"),
+        ));
+    }
+    for (flow, kernel) in kernels.iter().enumerate() {
+        spans += 1;
+        let track = stream_track(kernel.device, kernel.stream);
+        let event = |ph, ts, tid, bp| Event {
+            name: "launch",
+            cat: "launch",
+            ph,
+            ts: micros(ts),
+            dur: None,
+            pid,
+            tid,
+            s: None,
+            id: Some(flow as u64),
+            bp,
+            args: serde_json::Map::new(),
+        };
+        events.push(Event {
+            name: &kernel.name,
+            cat: "kernel",
+            ph: "X",
+            ts: micros(kernel.start),
+            dur: Some(micros(kernel.end.saturating_sub(kernel.start))),
+            pid,
+            tid: track,
+            s: None,
+            id: None,
+            bp: None,
+            args: serde_json::Map::new(),
+        });
+        let (op_thread, op_start) = kernel.launched_by;
+        events.push(event("s", op_start, op_thread, None));
+        events.push(event("f", kernel.start, track, Some("e")));
     }
     let dropped = DROPPED.load(Ordering::Relaxed);
     let mut other = serde_json::Map::new();
@@ -303,6 +396,8 @@ pub fn to_json() -> (String, TraceSummary) {
             pid,
             tid: 0,
             s: Some("g"),
+            id: None,
+            bp: None,
             args: serde_json::Map::new(),
         });
     }

@@ -128,6 +128,13 @@ impl Source for Cupti {
             activity::flush_all(sys::CUpti_ActivityFlag::CUPTI_ACTIVITY_FLAG_FLUSH_FORCED as u32);
     }
 
+    fn timestamp_ns(&self) -> u64 {
+        let mut now = 0u64;
+        // SAFETY: `now` is a valid place for the timestamp.
+        let _ = unsafe { cudarc::cupti::result::get_timestamp(&mut now) };
+        now
+    }
+
     fn stop(&self) {
         self.flush();
         let _ = activity::disable(sys::CUpti_ActivityKind::CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);

@@ -31,11 +31,14 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
 
+use std::time::Duration;
+
 use burn_std::Shape;
 
 use self::correlate::{Activity, Correlator, Kernel};
 use crate::context::op::Op;
 use crate::context::switches::{self, DEVICE};
+use crate::context::{clock, thread};
 
 /// Why device time cannot be recorded; statistics go on with host times.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -64,6 +67,8 @@ pub(crate) trait Source: Send + Sync {
     fn flush(&self);
     /// Stops recording.
     fn stop(&self);
+    /// The source's clock now, in ns: kernel timestamps are on it.
+    fn timestamp_ns(&self) -> u64;
 }
 
 /// What an op was when it started, kept until its kernels are matched.
@@ -72,6 +77,9 @@ pub(crate) struct Launch {
     pub(crate) op: &'static Op,
     pub(crate) phase: u32,
     pub(crate) shapes: Option<Box<[Shape]>>,
+    /// The OS thread the op ran on, and when it started (the shared clock).
+    pub(crate) tid: u32,
+    pub(crate) started: Duration,
 }
 
 #[derive(Default)]
@@ -81,6 +89,8 @@ struct State {
     launches: HashMap<u64, (Launch, bool)>,
     /// Kernels launched under no op of this run.
     unattributed: Vec<Kernel>,
+    /// The source's clock minus the shared clock, in ns.
+    offset_ns: i128,
 }
 
 static STATE: Mutex<Option<State>> = Mutex::new(None);
@@ -122,7 +132,11 @@ pub fn start() -> Result<(), DeviceTimeError> {
 /// Starts recording with `source` tagging the launches.
 #[cfg_attr(not(feature = "cupti"), allow(dead_code))]
 pub(crate) fn start_with(source: Arc<dyn Source>) {
-    *state() = Some(State::default());
+    let offset_ns = i128::from(source.timestamp_ns()) - clock::now().as_nanos() as i128;
+    *state() = Some(State {
+        offset_ns,
+        ..State::default()
+    });
     *SOURCE.write().unwrap_or_else(PoisonError::into_inner) = Some(source);
     switches::set(DEVICE, true);
 }
@@ -160,14 +174,21 @@ pub fn is_recording() -> bool {
     switches::is_on(DEVICE)
 }
 
-/// `op` starts on this thread: its id, pushed to the source.
-pub(crate) fn op_started(op: &'static Op, phase: u32, shapes: Option<&[Shape]>) -> u64 {
+/// `op` starts on this thread at `started`: its id, pushed to the source.
+pub(crate) fn op_started(
+    op: &'static Op,
+    phase: u32,
+    shapes: Option<&[Shape]>,
+    started: Duration,
+) -> u64 {
     let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
     if let Some(state) = state().as_mut() {
         let launch = Launch {
             op,
             phase,
             shapes: shapes.map(Box::from),
+            tid: thread::os_thread_id(),
+            started,
         };
         state.launches.insert(id, (launch, false));
     }
@@ -195,6 +216,15 @@ pub(crate) fn ingest(records: impl IntoIterator<Item = Activity>) {
             state.correlator.ingest(record);
         }
     }
+}
+
+/// A kernel's start and end on the shared clock.
+pub(crate) fn kernel_times(kernel: &Kernel) -> (Duration, Duration) {
+    let offset = state().as_ref().map_or(0, |state| state.offset_ns);
+    let on_clock = |ns: u64| {
+        Duration::from_nanos((i128::from(ns) - offset).clamp(0, i128::from(u64::MAX)) as u64)
+    };
+    (on_clock(kernel.start_ns), on_clock(kernel.end_ns))
 }
 
 /// Has the source hand over its records, then returns the kernels matched since the last

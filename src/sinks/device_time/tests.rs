@@ -9,7 +9,7 @@ use burn::tensor::Tensor;
 
 use super::correlate::{Activity, Kernel};
 use super::{Source, ingest, start_with, stop};
-use crate::{Profiled, nvtx, probe, stats};
+use crate::{Profiled, nvtx, probe, stats, trace};
 
 /// Records, per push, the id and the ids open below it; counts pops.
 #[derive(Default)]
@@ -32,6 +32,9 @@ impl Source for Recorded {
         *self.flushes.lock().unwrap() += 1;
     }
     fn stop(&self) {}
+    fn timestamp_ns(&self) -> u64 {
+        DEVICE_CLOCK_AT_START
+    }
 }
 
 /// The names of the ops started, in order.
@@ -45,11 +48,14 @@ impl probe::OpObserver for Started {
     fn op_finished(&self, _op: &'static probe::Op) {}
 }
 
+/// The device clock when recording starts: kernels run 1 us per correlation id later.
+const DEVICE_CLOCK_AT_START: u64 = 5_000_000_000;
+
 fn kernel(correlation: u32, ns: u64, stream: u32) -> Activity {
     Activity::Kernel(Kernel {
         correlation,
-        start_ns: 1_000 * u64::from(correlation),
-        end_ns: 1_000 * u64::from(correlation) + ns,
+        start_ns: DEVICE_CLOCK_AT_START + 1_000 * u64::from(correlation),
+        end_ns: DEVICE_CLOCK_AT_START + 1_000 * u64::from(correlation) + ns,
         device: 0,
         stream,
         name: format!("kernel_{correlation}"),
@@ -62,9 +68,13 @@ fn each_ops_kernels_add_up_in_its_row_of_the_op_table() {
     nvtx::enable(nvtx::RangeConfig::new());
     stats::reset();
     stats::start(stats::StatsConfig::default());
+    trace::clear();
+    trace::start(trace::TraceConfig::default());
     let started = Arc::new(Started::default());
     let observing = probe::observe(started.clone());
+    let before_start = crate::context::clock::now();
     start_with(source.clone());
+    let after_start = crate::context::clock::now();
     let x =
         Tensor::<Profiled<NdArray>, 2>::from_floats([[1.0, 2.0], [3.0, 4.0]], &Default::default());
     let y = nvtx::scope("forward", || x.clone().matmul(x.clone()).exp());
@@ -120,6 +130,7 @@ fn each_ops_kernels_add_up_in_its_row_of_the_op_table() {
         }
     );
     stats::stop();
+    trace::stop();
 
     let snapshot = stats::snapshot();
     let rows = snapshot.rows(stats::GroupBy::OpAndPhase);
@@ -168,4 +179,50 @@ fn each_ops_kernels_add_up_in_its_row_of_the_op_table() {
     assert_eq!(json["total_kernels"], 3);
     assert_eq!(json["device_total_ns"], 1_050);
     assert_eq!(json["rows"][0]["device_total_ns"], 1_000);
+
+    // The timeline: one track per stream, the kernels on the shared clock, a flow arrow from
+    // each launching op to its kernel.
+    let (json, _) = trace::to_json();
+    let json: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let events = json["traceEvents"].as_array().unwrap();
+    let track_named = |name: &str| {
+        events
+            .iter()
+            .find(|e| e["name"] == "thread_name" && e["args"]["name"] == name)
+            .map(|e| e["tid"].clone())
+            .unwrap_or_else(|| panic!("no track {name}"))
+    };
+    let (stream_7, stream_9) = (track_named("GPU 0 stream 7"), track_named("GPU 0 stream 9"));
+    let kernels: Vec<&serde_json::Value> = events.iter().filter(|e| e["cat"] == "kernel").collect();
+    let names: Vec<(&str, &serde_json::Value)> = kernels
+        .iter()
+        .map(|e| (e["name"].as_str().unwrap(), &e["tid"]))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("kernel_20", &stream_7),
+            ("kernel_21", &stream_7),
+            ("kernel_22", &stream_9)
+        ]
+    );
+    // Kernel 20 ran 20 us after recording started, on the device's clock.
+    let start_us = kernels[0]["ts"].as_f64().unwrap();
+    let us = |time: std::time::Duration| time.as_nanos() as f64 / 1e3;
+    assert!(
+        us(before_start) + 20.0 <= start_us && start_us <= us(after_start) + 20.0,
+        "kernel 20 at {start_us} us, recording started between {before_start:?} and {after_start:?}"
+    );
+    assert_eq!(kernels[0]["dur"], 0.7);
+    let flows: Vec<(&str, &serde_json::Value, &serde_json::Value)> = events
+        .iter()
+        .filter(|e| e["cat"] == "launch")
+        .map(|e| (e["ph"].as_str().unwrap(), &e["id"], &e["tid"]))
+        .collect();
+    let thread = serde_json::Value::from(crate::context::thread::os_thread_id());
+    assert_eq!(flows.len(), 6);
+    for pair in flows.chunks(2) {
+        assert_eq!((pair[0].0, pair[0].2), ("s", &thread));
+        assert_eq!((pair[1].0, pair[1].1), ("f", pair[0].1));
+    }
 }
