@@ -1,25 +1,48 @@
 #!/usr/bin/env bash
-# On a CUDA machine: build the training example with the `cuda` feature, run it with the NVTX
-# recorder attached, and check what reached NVTX: op ranges in the domain `burn` for the CUDA
-# backend's forward and backward kernels, user ranges, the capture range, balanced per thread.
+# The GPU check, in two halves: the lent GPU machine has no Rust toolchain.
 #
-#   scripts/gpu-check.sh [steps]            # prints a summary; exits non-zero on a failed check
+#   scripts/gpu-check.sh build        # here: release binaries with the `cupti` feature, stripped,
+#                                     # into gpu-bin/ (git-ignored; carry it to the GPU machine)
+#   scripts/gpu-check.sh run [steps]  # there: runs them and checks; exits non-zero on a failure
+#
+# `run` trains the example under the `profile` preset with the NVTX recorder attached and checks
+# what reached NVTX (op ranges for forward and backward kernels, user ranges, the capture range,
+# balanced per thread, op ranges on CubeCL's device thread) and the device time in run.json (at
+# least 99% of kernels attributed to an op; the ops' device time within 5% of all kernels'). Then
+# it runs the `gpu_step` bench: step times with everything off, op ranges on the calling thread,
+# op ranges with steps on the launch thread, and device time on.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-steps="${1:-20}"
-out="target/burn-profiled/gpu-check"
-mkdir -p "$out"
+bin="gpu-bin"
 
-cargo build --release -p nvtx-recorder
-cargo build --release --features cuda --example train
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
-
-NVTX_INJECTION64_PATH="$PWD/target/release/libnvtx_recorder.so" \
-NVTX_RECORDER_OUT="$out/nvtx.tsv" \
-BURN_PROFILED=profile \
-    ./target/release/examples/train --steps "$steps" --out "$out" | tee "$out/stdout.txt"
-
-python3 - "$out/nvtx.tsv" "$out/run.json" <<'PY'
+case "${1:-}" in
+build)
+    cargo build --release -p nvtx-recorder
+    cargo build --release --features cupti --example train
+    bench=$(cargo bench --features cupti --bench gpu_step --no-run --message-format=json 2>/dev/null \
+        | python3 -c 'import json,sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "gpu_step" and m.get("executable"):
+        print(m["executable"])')
+    mkdir -p "$bin"
+    cp target/release/libnvtx_recorder.so target/release/examples/train "$bench" "$bin/"
+    mv "$bin/$(basename "$bench")" "$bin/gpu_step"
+    strip "$bin/train" "$bin/gpu_step"
+    du -sh "$bin"
+    ;;
+run)
+    steps="${2:-20}"
+    out="${OUT:-target/burn-profiled}/gpu-check"
+    mkdir -p "$out"
+    nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
+    NVTX_INJECTION64_PATH="$PWD/$bin/libnvtx_recorder.so" \
+    NVTX_RECORDER_OUT="$out/nvtx.tsv" \
+    BURN_PROFILED=profile \
+        "$bin/train" --steps "$steps" --out "$out" > "$out/stdout.txt" 2>&1 || {
+            tail -30 "$out/stdout.txt"; exit 1; }
+    grep -E "device time|burn-profiled:" "$out/stdout.txt" || true
+    python3 - "$out/nvtx.tsv" "$out/run.json" <<'PY'
 import collections, json, sys
 rows = [line.rstrip("\n").split("\t") for line in open(sys.argv[1]) if not line.startswith(("ts_ns", "#"))]
 run = json.load(open(sys.argv[2]))
@@ -27,13 +50,18 @@ assert "cuda" in run["backend"].lower() or "cubecl" in run["backend"].lower(), r
 depth = collections.Counter()
 ops = collections.Counter()
 user = collections.Counter()
+op_threads = collections.Counter()
+names = {}
 for ts, tid, kind, domain, d, msg_type, message, *extra in rows:
     key = (tid, domain)
+    if kind == "name_thread":
+        names[tid] = message
     if kind == "push":
         depth[key] += 1
         if domain == "burn":
             assert msg_type == "registered", ("op ranges use registered strings", message)
             ops[message] += 1
+            op_threads[tid] += 1
         else:
             user[message] += 1
     elif kind == "pop":
@@ -45,6 +73,27 @@ for op in ["conv2d", "conv2d_weight_backward", "float_matmul", "linear"]:
 for rng in ["forward", "backward", "optimizer", "step", "attention", "load batch"]:
     assert user[rng] > 0, (rng, "missing from the user ranges")
 assert any(r[2] == "start" and r[6] == "capture" for r in rows), "the capture range"
+device_thread = [tid for tid, name in names.items() if name.startswith("cubecl")]
+assert device_thread, ("the device thread is not named", names)
+on_device = sum(op_threads[tid] for tid in device_thread)
+share = on_device / max(1, sum(op_threads.values()))
 print(f"OK: {run['backend']}: {sum(ops.values())} op ranges ({len(ops)} ops), "
-      f"{sum(user.values())} user ranges, balanced on every thread; top ops: {ops.most_common(5)}")
+      f"{sum(user.values())} user ranges, balanced on every thread; "
+      f"{100 * share:.1f}% of op ranges on {names[device_thread[0]]}; top ops: {ops.most_common(5)}")
+device = run.get("device_time")
+assert device, "no device time in run.json (CUPTI missing or refused: see stdout.txt)"
+kernels, lost = device["kernels"], device["unattributed_kernels"]
+attributed = kernels / max(1, kernels + lost)
+time_share = device["device_ns"] / max(1, device["device_ns"] + device["unattributed_ns"])
+print(f"device time: {kernels} of {kernels + lost} kernels attributed ({100 * attributed:.2f}%), "
+      f"{100 * time_share:.2f}% of kernel time; {device['seconds_per_step']} s per step")
+assert attributed >= 0.99, "fewer than 99% of kernels attributed to an op"
+assert time_share >= 0.95, "the ops' device time is not within 5% of the kernels' total"
 PY
+    "$bin/gpu_step" --bench --warm-up-time 1 --measurement-time 4 2>&1 | grep -E "^gpu_step|time:|no device-time" | tee "$out/gpu_step.txt"
+    ;;
+*)
+    sed -n 2,14p "$0"
+    exit 2
+    ;;
+esac

@@ -33,6 +33,9 @@ use crate::nvtx::{self, RangeConfig};
 use crate::stopwatch::{self, StopwatchConfig};
 use crate::{DeviceSync, LaunchThread, probe, stats, trace};
 
+/// Steps between two collections of device time.
+const DEVICE_TIME_EVERY: usize = 20;
+
 /// The Burn version this crate is built against (pinned in its Cargo.toml).
 pub const BURN_VERSION: &str = "0.21.0";
 
@@ -262,6 +265,10 @@ impl Session {
     pub fn finish_iter(&mut self) -> Result<(), MemoryLimitExceeded> {
         stopwatch::finish_iter();
         self.steps += 1;
+        if self.device_time && self.steps.is_multiple_of(DEVICE_TIME_EVERY) {
+            // Keeps what CUPTI and the matching hold bounded over long runs.
+            probe::flush_device_time();
+        }
         if !self.warmup_done && self.steps >= self.config.stopwatch.warmup_iters {
             self.end_warmup();
         }

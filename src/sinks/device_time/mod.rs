@@ -85,8 +85,11 @@ pub(crate) struct Launch {
 #[derive(Default)]
 struct State {
     correlator: Correlator,
-    /// Ops by id; each stays until a flush after it finished.
-    launches: HashMap<u64, (Launch, bool)>,
+    /// Ops by id, with the collection during whose interval each finished; an op is
+    /// forgotten one full interval after it finished, when its kernels have been handed over.
+    launches: HashMap<u64, (Launch, Option<u64>)>,
+    /// Collections so far.
+    collections: u64,
     /// Kernels launched under no op of this run.
     unattributed: Vec<Kernel>,
     /// The source's clock minus the shared clock, in ns.
@@ -190,7 +193,7 @@ pub(crate) fn op_started(
             tid: thread::os_thread_id(),
             started,
         };
-        state.launches.insert(id, (launch, false));
+        state.launches.insert(id, (launch, None));
     }
     if let Some(source) = source() {
         source.push(id);
@@ -203,8 +206,11 @@ pub(crate) fn op_finished(id: u64) {
     if let Some(source) = source() {
         source.pop();
     }
-    if let Some((_, finished)) = state().as_mut().and_then(|s| s.launches.get_mut(&id)) {
-        *finished = true;
+    if let Some(state) = state().as_mut() {
+        let collections = state.collections;
+        if let Some((_, finished)) = state.launches.get_mut(&id) {
+            *finished = Some(collections);
+        }
     }
 }
 
@@ -228,8 +234,8 @@ pub(crate) fn kernel_times(kernel: &Kernel) -> (Duration, Duration) {
 }
 
 /// Has the source hand over its records, then returns the kernels matched since the last
-/// call, with the op that launched each. Ops that had finished are forgotten afterwards: their
-/// kernels have all been handed over once the device has run them.
+/// call, with the op that launched each. Ops that finished before the previous call are
+/// forgotten afterwards: their kernels have run and been handed over by now.
 pub(crate) fn collect() -> Vec<(Launch, Kernel)> {
     if let Some(source) = source() {
         source.flush();
@@ -250,7 +256,11 @@ pub(crate) fn collect() -> Vec<(Launch, Kernel)> {
             }
         })
         .collect();
-    state.launches.retain(|_, (_, finished)| !*finished);
+    let current = state.collections;
+    state
+        .launches
+        .retain(|_, (_, finished)| finished.is_none_or(|interval| interval == current));
+    state.collections += 1;
     matched
 }
 

@@ -62,8 +62,12 @@ fn kernel(correlation: u32, ns: u64, stream: u32) -> Activity {
     })
 }
 
+/// Device time is process-wide: one test at a time.
+static SERIAL: Mutex<()> = Mutex::new(());
+
 #[test]
 fn each_ops_kernels_add_up_in_its_row_of_the_op_table() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let source = Arc::new(Recorded::default());
     nvtx::enable(nvtx::RangeConfig::new());
     stats::reset();
@@ -225,4 +229,68 @@ fn each_ops_kernels_add_up_in_its_row_of_the_op_table() {
         assert_eq!((pair[0].0, pair[0].2), ("s", &thread));
         assert_eq!((pair[1].0, pair[1].1), ("f", pair[0].1));
     }
+}
+
+#[test]
+fn a_kernel_handed_over_one_collection_late_still_finds_its_op() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    static OP: crate::context::op::Op = crate::context::op::Op::new("late_op\0");
+    start_with(Arc::new(Recorded::default()));
+    let id = super::op_started(&OP, 0, None, std::time::Duration::ZERO);
+    super::op_finished(id);
+    ingest([Activity::External {
+        external: id,
+        correlation: 1,
+    }]);
+    assert!(super::collect().is_empty(), "its kernel is still running");
+    ingest([kernel(1, 10, 0)]);
+    let matched: Vec<&str> = super::collect().iter().map(|(l, _)| l.op.name()).collect();
+    assert_eq!(matched, ["late_op"]);
+    // Forgotten after that interval: a kernel even later has no op any more.
+    super::collect();
+    ingest([
+        Activity::External {
+            external: id,
+            correlation: 2,
+        },
+        kernel(2, 10, 0),
+    ]);
+    assert!(super::collect().is_empty());
+    assert_eq!(stop().unattributed_kernels, 1);
+}
+
+#[test]
+fn nested_ops_push_their_ids_in_order_and_a_kernel_goes_to_the_innermost() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    // `Profiled<Autodiff<Profiled<NdArray>>>`: the outer `float_exp` runs Autodiff's, which
+    // runs the inner `Profiled`'s: two ops, one inside the other.
+    type Nested = Profiled<burn::backend::Autodiff<Profiled<NdArray>>>;
+    let source = Arc::new(Recorded::default());
+    stats::reset();
+    stats::start(stats::StatsConfig::default());
+    let x = Tensor::<Nested, 1>::from_floats([1.0, 2.0], &Default::default());
+    start_with(source.clone());
+    let _ = x.exp();
+    let pushes = source.pushes.lock().unwrap().clone();
+    let (outer, inner) = (pushes[0].0, pushes[1].0);
+    assert_eq!(pushes, [(outer, vec![]), (inner, vec![outer])]);
+    assert!(source.open.lock().unwrap().is_empty(), "both popped");
+    // CUPTI tags the launch with the innermost id.
+    ingest([
+        Activity::External {
+            external: inner,
+            correlation: 30,
+        },
+        kernel(30, 40, 0),
+    ]);
+    assert_eq!(probe::flush_device_time(), 1);
+    assert_eq!(stop().unattributed_kernels, 0);
+    stats::stop();
+    let rows = stats::snapshot().rows(stats::GroupBy::Op);
+    let exp = rows.iter().find(|row| row.op == "float_exp").unwrap();
+    // Both layers report under the same name: two calls, one kernel.
+    assert_eq!(
+        (exp.calls, exp.kernels, exp.device_total_ns),
+        (2, Some(1), Some(40))
+    );
 }

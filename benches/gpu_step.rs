@@ -1,0 +1,114 @@
+//! What the GPU tools cost per training step, on CUDA, side by side in one run (needs a GPU:
+//! `cargo bench --features cupti --bench gpu_step`; `scripts/gpu-check.sh` builds it here and
+//! runs it on a lent machine).
+//!
+//! Two MLPs (4 linear layers, Adam), the shapes `shared/reference/gpu-notes.md` compares with
+//! PyTorch: width 256 at batch 64 (launch-bound) and width 4096 at batch 1024 (compute-bound).
+//! Each step ends with a device sync, so the time is the step's, not its enqueue. Variants:
+//! * `Autodiff<Cuda>`: the baseline;
+//! * `Profiled`, everything off;
+//! * op ranges, ops on the calling thread (today's default; kernels outside their ranges);
+//! * op ranges, each step on CubeCL's device thread (`LaunchThread::run`): kernels inside;
+//! * the same with device time per op (CUPTI) recording as well.
+
+use burn::backend::{Autodiff, Cuda};
+use burn::module::Module;
+use burn::nn::loss::{MseLoss, Reduction};
+use burn::nn::{Linear, LinearConfig, Relu};
+use burn::optim::adaptor::OptimizerAdaptor;
+use burn::optim::{Adam, AdamConfig, GradientsParams, Optimizer};
+use burn::tensor::backend::{AutodiffBackend, Backend};
+use burn::tensor::{Distribution, Tensor};
+use burn_profiled::{LaunchThread, Profiled, device_time, probe};
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+
+#[derive(Module, Debug)]
+struct Mlp<B: Backend> {
+    layers: Vec<Linear<B>>,
+    relu: Relu,
+}
+
+/// One training step of a 4-layer MLP of `width` on a batch of `batch`, synced at the end.
+struct Step<B: AutodiffBackend> {
+    model: Option<Mlp<B>>,
+    optim: OptimizerAdaptor<Adam, Mlp<B>, B>,
+    x: Tensor<B, 2>,
+    y: Tensor<B, 2>,
+    device: B::Device,
+}
+
+impl<B: AutodiffBackend> Step<B> {
+    fn new(width: usize, batch: usize) -> Self {
+        let device = B::Device::default();
+        B::seed(&device, 7);
+        let layers = (0..4)
+            .map(|_| LinearConfig::new(width, width).init(&device))
+            .collect();
+        Step {
+            model: Some(Mlp {
+                layers,
+                relu: Relu::new(),
+            }),
+            optim: AdamConfig::new().init(),
+            x: Tensor::random([batch, width], Distribution::Default, &device),
+            y: Tensor::zeros([batch, width], &device),
+            device,
+        }
+    }
+
+    fn run(&mut self) {
+        let Some(model) = self.model.take() else {
+            return;
+        };
+        let mut x = self.x.clone();
+        for layer in &model.layers {
+            x = model.relu.forward(layer.forward(x));
+        }
+        let loss = MseLoss::new().forward(x, self.y.clone(), Reduction::Mean);
+        let grads = GradientsParams::from_grads(loss.backward(), &model);
+        self.model = Some(self.optim.step(1e-3, model, grads));
+        let _ = B::sync(&self.device);
+    }
+}
+
+fn bench_step<B: AutodiffBackend>(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    (width, batch): (usize, usize),
+    id: &str,
+    launch: Option<&LaunchThread>,
+) {
+    let mut step = Step::<B>::new(width, batch);
+    group.bench_function(BenchmarkId::new(id, format!("{width}x{batch}")), |bench| {
+        bench.iter(|| match launch {
+            Some(launch) => launch.run(|| step.run()),
+            None => step.run(),
+        })
+    });
+}
+
+fn gpu_step(c: &mut Criterion) {
+    type P = Autodiff<Profiled<Cuda>>;
+    let device = Default::default();
+    let launch = LaunchThread::cubecl::<Cuda>(&device);
+    for shape in [(256, 64), (4096, 1024)] {
+        let mut group = c.benchmark_group("gpu_step");
+        bench_step::<Autodiff<Cuda>>(&mut group, shape, "Autodiff<Cuda>", None);
+        bench_step::<P>(&mut group, shape, "Profiled, all off", None);
+        probe::set_op_ranges(true);
+        bench_step::<P>(&mut group, shape, "op ranges, calling thread", None);
+        bench_step::<P>(&mut group, shape, "op ranges, launch thread", Some(&launch));
+        match device_time::start() {
+            Ok(()) => {
+                bench_step::<P>(&mut group, shape, "+ device time", Some(&launch));
+                let _ = probe::flush_device_time();
+                let _ = device_time::stop();
+            }
+            Err(why) => eprintln!("gpu_step: no device-time variant: {why}"),
+        }
+        probe::set_op_ranges(false);
+        group.finish();
+    }
+}
+
+criterion_group!(benches, gpu_step);
+criterion_main!(benches);
