@@ -5,6 +5,7 @@
 //! cargo run --release --example train -- [--steps N] [--out DIR] [--preset train|eval|profile|debug] [--config FILE]
 //! BURN_PROFILED=debug cargo run --release --example train          # the same, from the environment
 //! cargo run --release --features cuda --example train              # on a CUDA GPU
+//! cargo run --release --features cupti --example train             # + device time per op
 //! nsys profile --trace=nvtx,cuda --capture-range=nvtx --nvtx-capture=capture \
 //!     cargo run --release --example train                          # steady state under Nsight
 //! ```
