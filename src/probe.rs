@@ -192,13 +192,13 @@ fn start<B: Backend>(
         .filter(|_| flags & DEVICE != 0)
         .map(|started| device_time::op_started(op, phase::current(), shapes.as_deref(), started));
     ActiveOp {
-        device_op,
         op,
         flags,
         device,
         observers,
         started,
         shapes,
+        device_op,
     }
 }
 
@@ -247,15 +247,20 @@ fn finish<B: Backend>(active: ActiveOp<B>) {
     }
 }
 
-/// Collects the device time recorded so far ([`device_time`]) into the
-/// statistics: each kernel, matched to the op that launched it, adds to that op's row. Sync
-/// the device first: kernels still running are collected by the next call. Returns the number
-/// of kernels collected.
+/// Collects the device time recorded so far ([`device_time`]) into the statistics and the
+/// timeline: each kernel, matched to the op that launched it, adds to that op's row. Sync the
+/// device first: kernels still running are collected by the next call. Returns the number of
+/// kernels collected.
 pub fn flush_device_time() -> usize {
     let matched = device_time::collect();
     let count = matched.len();
-    for (launch, kernel) in matched {
-        let (start, end) = device_time::kernel_times(&kernel);
+    for device_time::Matched {
+        launch,
+        kernel,
+        start,
+        end,
+    } in matched
+    {
         trace::record_kernel(
             (kernel.device, kernel.stream),
             &kernel.name,
@@ -263,7 +268,7 @@ pub fn flush_device_time() -> usize {
             (launch.tid, launch.started),
         );
         let time = Duration::from_nanos(kernel.duration_ns());
-        stats::record_device(launch.op, launch.phase, launch.shapes, 1, time);
+        stats::record_kernel(launch.op, launch.phase, launch.shapes, time);
     }
     count
 }

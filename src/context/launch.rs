@@ -93,9 +93,9 @@ impl LaunchThread {
     /// Runs `work` on the launch thread and returns its result, blocking until then.
     ///
     /// The ops `work` runs are on the launch thread: their ranges contain their kernel
-    /// launches, onto which Nsight Systems projects the kernels. The caller's phase (its innermost user range) is the
-    /// phase of those ops until `work` opens ranges of its own. On the launch thread itself,
-    /// `work` runs at once.
+    /// launches, onto which Nsight Systems projects the kernels. The caller's phase (its
+    /// innermost user range) is the phase of those ops until `work` opens ranges of its own.
+    /// On the launch thread itself, `work` runs at once.
     ///
     /// # Panics
     /// If `work` panics: the panic reaches the caller, after every range `work` opened has

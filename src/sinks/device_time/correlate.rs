@@ -83,6 +83,12 @@ impl Correlator {
         std::mem::take(&mut self.attributed)
     }
 
+    /// Forgets the driver calls of the ops `forgotten` says are gone, so what is kept stays
+    /// bounded over a long run.
+    pub(crate) fn forget_ops(&mut self, forgotten: impl Fn(u64) -> bool) {
+        self.external_of.retain(|_, external| !forgotten(*external));
+    }
+
     /// Ends a run: the kernels still unmatched, which no op launched. Forgets everything.
     pub(crate) fn finish(&mut self) -> Vec<Kernel> {
         let mut unattributed: Vec<Kernel> = self.waiting.drain().flat_map(|(_, k)| k).collect();
@@ -166,5 +172,18 @@ mod tests {
             .map(|kernel| kernel.correlation)
             .collect();
         assert_eq!(unattributed, [4, 3], "in device time order");
+    }
+
+    #[test]
+    fn the_calls_of_forgotten_ops_are_forgotten_too() {
+        let mut correlator = Correlator::default();
+        correlator.ingest(external(1, 10));
+        correlator.ingest(external(2, 11));
+        correlator.forget_ops(|op| op == 1);
+        correlator.ingest(kernel(10, 0, 5, 0));
+        correlator.ingest(kernel(11, 5, 9, 0));
+        assert_eq!(matched(&mut correlator), [(2, 11)]);
+        let unattributed: Vec<u32> = correlator.finish().iter().map(|k| k.correlation).collect();
+        assert_eq!(unattributed, [10]);
     }
 }

@@ -224,19 +224,18 @@ pub(crate) fn ingest(records: impl IntoIterator<Item = Activity>) {
     }
 }
 
-/// A kernel's start and end on the shared clock.
-pub(crate) fn kernel_times(kernel: &Kernel) -> (Duration, Duration) {
-    let offset = state().as_ref().map_or(0, |state| state.offset_ns);
-    let on_clock = |ns: u64| {
-        Duration::from_nanos((i128::from(ns) - offset).clamp(0, i128::from(u64::MAX)) as u64)
-    };
-    (on_clock(kernel.start_ns), on_clock(kernel.end_ns))
+/// A kernel matched to the op that launched it, with its start and end on the shared clock.
+pub(crate) struct Matched {
+    pub(crate) launch: Launch,
+    pub(crate) kernel: Kernel,
+    pub(crate) start: Duration,
+    pub(crate) end: Duration,
 }
 
 /// Has the source hand over its records, then returns the kernels matched since the last
 /// call, with the op that launched each. Ops that finished before the previous call are
 /// forgotten afterwards: their kernels have run and been handed over by now.
-pub(crate) fn collect() -> Vec<(Launch, Kernel)> {
+pub(crate) fn collect() -> Vec<Matched> {
     if let Some(source) = source() {
         source.flush();
     }
@@ -244,22 +243,30 @@ pub(crate) fn collect() -> Vec<(Launch, Kernel)> {
     let Some(state) = guard.as_mut() else {
         return Vec::new();
     };
-    let matched: Vec<(Launch, Kernel)> = state
-        .correlator
-        .take_attributed()
-        .into_iter()
-        .filter_map(|(id, kernel)| match state.launches.get(&id) {
-            Some((launch, _)) => Some((launch.clone(), kernel)),
-            None => {
-                state.unattributed.push(kernel);
-                None
-            }
-        })
-        .collect();
+    let offset = state.offset_ns;
+    let on_clock = |ns: u64| {
+        Duration::from_nanos((i128::from(ns) - offset).clamp(0, i128::from(u64::MAX)) as u64)
+    };
+    let mut matched = Vec::new();
+    for (id, kernel) in state.correlator.take_attributed() {
+        match state.launches.get(&id) {
+            Some((launch, _)) => matched.push(Matched {
+                launch: launch.clone(),
+                start: on_clock(kernel.start_ns),
+                end: on_clock(kernel.end_ns),
+                kernel,
+            }),
+            None => state.unattributed.push(kernel),
+        }
+    }
     let current = state.collections;
     state
         .launches
         .retain(|_, (_, finished)| finished.is_none_or(|interval| interval == current));
+    let launches = &state.launches;
+    state
+        .correlator
+        .forget_ops(|id| !launches.contains_key(&id));
     state.collections += 1;
     matched
 }

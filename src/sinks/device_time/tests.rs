@@ -244,7 +244,10 @@ fn a_kernel_handed_over_one_collection_late_still_finds_its_op() {
     }]);
     assert!(super::collect().is_empty(), "its kernel is still running");
     ingest([kernel(1, 10, 0)]);
-    let matched: Vec<&str> = super::collect().iter().map(|(l, _)| l.op.name()).collect();
+    let matched: Vec<&str> = super::collect()
+        .iter()
+        .map(|m| m.launch.op.name())
+        .collect();
     assert_eq!(matched, ["late_op"]);
     // Forgotten after that interval: a kernel even later has no op any more.
     super::collect();

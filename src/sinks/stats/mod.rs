@@ -155,13 +155,12 @@ pub(crate) fn record(op: &'static Op, time: Duration, shapes: Option<Vec<Shape>>
         .record(time);
 }
 
-/// Adds `kernels` kernels and their `device` time to the row of `op` run in `phase` with
-/// `shapes`: what the device-time sink matched to calls of that op.
-pub(crate) fn record_device(
+/// Adds a kernel that ran for `device` to the row of `op` run in `phase` with `shapes`: what
+/// the device-time sink matched to a call of that op.
+pub(crate) fn record_kernel(
     op: &'static Op,
     phase: u32,
     shapes: Option<Box<[Shape]>>,
-    kernels: u64,
     device: Duration,
 ) {
     let key = Key {
@@ -174,6 +173,6 @@ pub(crate) fn record_device(
         .lock()
         .unwrap_or_else(PoisonError::into_inner);
     let row = rows.entry(key).or_insert_with(|| Aggregate::new(op.name()));
-    row.kernels += kernels;
+    row.kernels += 1;
     row.device += device;
 }
