@@ -7,7 +7,10 @@
 //! Each step ends with a device sync, so the time is the step's, not its enqueue. Variants:
 //! * `Autodiff<Cuda>`: the baseline;
 //! * `Profiled`, everything off;
-//! * op ranges, ops on the calling thread (today's default; kernels outside their ranges);
+//! * op ranges, ops on the calling thread, no launch thread attached (kernels outside their
+//!   ranges);
+//! * op ranges, ops on the calling thread, each queuing its range on the attached launch thread
+//!   (`LaunchThread::attach`: kernels inside, no step-level hop);
 //! * op ranges, each step on CubeCL's device thread (`LaunchThread::run`): kernels inside;
 //! * the same with device time per op (CUPTI) recording as well.
 
@@ -96,6 +99,14 @@ fn gpu_step(c: &mut Criterion) {
         bench_step::<P>(&mut group, shape, "Profiled, all off", None);
         probe::set_op_ranges(true);
         bench_step::<P>(&mut group, shape, "op ranges, calling thread", None);
+        let attached = launch.attach();
+        bench_step::<P>(
+            &mut group,
+            shape,
+            "op ranges, queued on launch thread",
+            None,
+        );
+        drop(attached);
         bench_step::<P>(&mut group, shape, "op ranges, launch thread", Some(&launch));
         match device_time::start() {
             Ok(()) => {

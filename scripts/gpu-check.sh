@@ -80,6 +80,8 @@ share = on_device / max(1, sum(op_threads.values()))
 print(f"OK: {run['backend']}: {sum(ops.values())} op ranges ({len(ops)} ops), "
       f"{sum(user.values())} user ranges, balanced on every thread; "
       f"{100 * share:.1f}% of op ranges on {names[device_thread[0]]}; top ops: {ops.most_common(5)}")
+# Steps run there; ops outside steps queue their ranges there (the launch thread is attached).
+assert share >= 0.99, "op ranges outside the device thread: steps or queued ranges went astray"
 device = run.get("device_time")
 assert device, "no device time in run.json (CUPTI missing or refused: see stdout.txt)"
 kernels, lost = device["kernels"], device["unattributed_kernels"]

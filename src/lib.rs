@@ -56,8 +56,9 @@ pub mod stopwatch;
 pub use sinks::{device_time, stats, trace};
 
 pub use backend::Profiled;
-pub use context::launch::LaunchThread;
+pub use context::launch::{LaunchThread, QueuedTask};
 pub use device_sync::DeviceSync;
+pub use launch_thread::AttachedLaunchThread;
 #[cfg(any(feature = "cuda", feature = "wgpu"))]
 pub use launch_thread::{CubeclBackend, DeviceThread};
 pub use session::{BURN_VERSION, DeviceTimeRun, RunSummary, Session};

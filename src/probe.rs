@@ -25,8 +25,9 @@ use std::time::Duration;
 
 use burn_backend::{Backend, Shape, TensorMetadata};
 
-use crate::context::switches::{self, DEVICE, OBSERVE, RANGES, SHAPES, STATS, SYNC, TRACE};
-use crate::context::{clock, phase};
+use crate::context::launch::{LaunchThread, QueuedTask};
+use crate::context::switches::{self, DEVICE, OBSERVE, QUEUED, RANGES, SHAPES, STATS, SYNC, TRACE};
+use crate::context::{attached, clock, phase};
 use crate::sinks::observers::{self, Observers};
 use crate::sinks::{device_time, op_ranges, stats, trace};
 
@@ -71,8 +72,8 @@ pub(crate) fn flags() -> u8 {
 }
 
 /// Starts `op` under `flags` (non-zero, from [`flags`]); the returned guard finishes it when
-/// dropped. `device` is called only when per-op sync is on, `shapes` only when statistics are
-/// keyed by input shapes.
+/// dropped. `device` is called only when per-op sync is on or a launch thread is attached,
+/// `shapes` only when statistics are keyed by input shapes.
 ///
 /// Callers check [`flags`] first and build these closures only when it is non-zero: a closure
 /// that borrows the op's arguments makes the compiler keep them in memory, which the disabled
@@ -92,7 +93,11 @@ pub(crate) fn op<B: Backend>(
             range_only: true,
         };
     }
-    let device = if flags & SYNC != 0 { device() } else { None };
+    let device = if flags & (SYNC | QUEUED) != 0 {
+        device()
+    } else {
+        None
+    };
     let shapes = (flags & SHAPES != 0).then(shapes);
     OpGuard {
         active: ManuallyDrop::new(Some(start::<B>(op, flags, device, shapes))),
@@ -159,6 +164,7 @@ struct ActiveOp<B: Backend> {
     op: &'static Op,
     /// The flags seen at the start: the end does exactly what the start did.
     flags: u8,
+    /// The device to sync, when per-op sync was on.
     device: Option<B::Device>,
     observers: Option<Observers>,
     /// When the op started, if statistics or the timeline want it.
@@ -166,6 +172,30 @@ struct ActiveOp<B: Backend> {
     shapes: Option<Vec<Shape>>,
     /// The op's id for device time, when that was on.
     device_op: Option<u64>,
+    /// The launch thread the op's range (and device-time tag) went to, when the op ran
+    /// outside it.
+    queued_on: Option<LaunchThread>,
+}
+
+/// What an op does where its kernels are launched, first: open its range, tag the launches
+/// with its device-time id. Run here, or queued on its launch thread.
+fn launches_start(flags: u8, op: &'static Op, device_op: u64) {
+    if flags & RANGES != 0 {
+        op_ranges::push_op(op);
+    }
+    if flags & DEVICE != 0 {
+        device_time::tag_launches(device_op);
+    }
+}
+
+/// The reverse of [`launches_start`].
+fn launches_end(flags: u8, _op: &'static Op, _device_op: u64) {
+    if flags & DEVICE != 0 {
+        device_time::untag_launches();
+    }
+    if flags & RANGES != 0 {
+        op_ranges::pop_op();
+    }
 }
 
 #[inline(never)]
@@ -175,9 +205,21 @@ fn start<B: Backend>(
     device: Option<B::Device>,
     shapes: Option<Vec<Shape>>,
 ) -> ActiveOp<B> {
+    let queued_on = (flags & QUEUED != 0 && flags & (RANGES | DEVICE) != 0)
+        .then(|| attached::launch_thread_of(device.as_ref()))
+        .flatten();
+    let device = device.filter(|_| flags & SYNC != 0);
     sync::<B>(device.as_ref());
-    if flags & RANGES != 0 {
-        op_ranges::push_op(op);
+    let device_op = (flags & DEVICE != 0).then(device_time::new_op_id);
+    let launches = QueuedTask {
+        run: launches_start,
+        flags,
+        op,
+        id: device_op.unwrap_or(0),
+    };
+    match &queued_on {
+        Some(launch) => launch.queue(launches),
+        None => launches.run(),
     }
     let observers = if flags & OBSERVE != 0 {
         observers::installed()
@@ -188,9 +230,9 @@ fn start<B: Backend>(
         observers::started(observers, op);
     }
     let started = (flags & (STATS | TRACE | DEVICE) != 0).then(clock::now);
-    let device_op = started
-        .filter(|_| flags & DEVICE != 0)
-        .map(|started| device_time::op_started(op, phase::current(), shapes.as_deref(), started));
+    if let (Some(id), Some(started)) = (device_op, started) {
+        device_time::op_started(id, op, phase::current(), shapes.as_deref(), started);
+    }
     ActiveOp {
         op,
         flags,
@@ -199,6 +241,7 @@ fn start<B: Backend>(
         started,
         shapes,
         device_op,
+        queued_on,
     }
 }
 
@@ -242,8 +285,15 @@ fn finish<B: Backend>(active: ActiveOp<B>) {
     if let Some(observers) = &active.observers {
         observers::finished(observers, active.op);
     }
-    if active.flags & RANGES != 0 {
-        op_ranges::pop_op();
+    let launches = QueuedTask {
+        run: launches_end,
+        flags: active.flags,
+        op: active.op,
+        id: active.device_op.unwrap_or(0),
+    };
+    match &active.queued_on {
+        Some(launch) => launch.queue(launches),
+        None => launches.run(),
     }
 }
 

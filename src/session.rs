@@ -31,7 +31,7 @@ use crate::device_time::{self, DeviceTimeSummary};
 use crate::host::{MemoryGuard, MemoryLimitExceeded};
 use crate::nvtx::{self, RangeConfig};
 use crate::stopwatch::{self, StopwatchConfig};
-use crate::{DeviceSync, LaunchThread, probe, stats, trace};
+use crate::{AttachedLaunchThread, DeviceSync, LaunchThread, probe, stats, trace};
 
 /// Steps between two collections of device time.
 const DEVICE_TIME_EVERY: usize = 20;
@@ -51,6 +51,8 @@ pub struct Session {
     warmup_done: bool,
     memory_guard: Option<MemoryGuard>,
     launch_thread: Option<LaunchThread>,
+    /// Keeps `launch_thread` attached while the session lives.
+    attached: Option<AttachedLaunchThread>,
     /// The session's device, synced before device time is collected.
     sync: DeviceSync,
     /// Whether device time is being recorded.
@@ -168,6 +170,7 @@ impl Session {
             steps: 0,
             warmup_done: false,
             launch_thread: None,
+            attached: None,
             sync: session_sync,
             device_time: false,
         };
@@ -200,7 +203,9 @@ impl Session {
     /// Gives the session the thread its device's kernels are launched on (for CubeCL backends,
     /// `LaunchThread::cubecl`). With `[nvtx] steps_on_launch_thread`,
     /// [`run_step`](Session::run_step) runs steps there: every op range of a step then contains
-    /// its kernels under Nsight Systems. Ops outside steps run where they are called.
+    /// its kernels under Nsight Systems. Ops outside steps run where they are called; while the
+    /// session lives, the launch thread is [attached](LaunchThread::attach), so their ranges
+    /// still contain their kernels.
     ///
     /// ```no_run
     /// # #[cfg(feature = "cuda")] {
@@ -220,6 +225,8 @@ impl Session {
     /// # }
     /// ```
     pub fn set_launch_thread(&mut self, launch_thread: LaunchThread) {
+        self.attached = None;
+        self.attached = launch_thread.attach();
         self.launch_thread = Some(launch_thread);
     }
 

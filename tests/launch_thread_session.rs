@@ -1,5 +1,5 @@
-//! A `Session` with a launch thread: steps run there, and op ranges open there only once
-//! warm-up is over. Its own test binary: a session
+//! A `Session` with a launch thread: steps run there, ops outside steps queue their ranges
+//! there, and op ranges open there only once warm-up is over. Its own test binary: a session
 //! enables the process-wide tools once.
 
 use std::sync::Arc;
@@ -47,7 +47,7 @@ fn steps_run_on_the_launch_thread_and_op_ranges_start_there_after_warmup() {
         step_threads.push((tid, before));
         session.finish_iter().unwrap();
     }
-    // Outside steps, ops run where they are called.
+    // Outside steps, ops run where they are called and queue their ranges on the launch thread.
     let outside = Tensor::<B, 1>::from_floats([1.0], &device).cos();
     drop(outside);
     let summary = session.finish().unwrap();
@@ -69,7 +69,9 @@ fn steps_run_on_the_launch_thread_and_op_ranges_start_there_after_warmup() {
         "naming, then four steps"
     );
 
-    // Op ranges on the launch thread only after warm-up: the third and fourth steps.
+    // Op ranges on the launch thread only after warm-up: the third and fourth steps, then the
+    // two ops outside steps, queued (and run once a task sent after them has).
+    device_thread.launch.run(|| ());
     let ranges: Vec<String> = nvtx_recorder::events_of_thread(device_thread.tid)
         .iter()
         .filter(|e| e.kind == Kind::Push && e.domain.as_deref() == Some("burn"))
@@ -79,15 +81,19 @@ fn steps_run_on_the_launch_thread_and_op_ranges_start_there_after_warmup() {
         })
         .collect();
     let step = ["float_from_data", "float_exp", "float_sum"];
-    let expected: Vec<&str> = step.iter().chain(&step).copied().collect();
+    let outside = ["float_from_data", "float_cos"];
+    let expected: Vec<&str> = step.iter().chain(&step).chain(&outside).copied().collect();
     assert_eq!(ranges, expected);
-    // The ops outside steps, on the caller's thread, after warm-up.
-    let outside: Vec<String> = nvtx_recorder::events_of_thread(caller)
+    assert_eq!(
+        device_thread.queued.load(Ordering::SeqCst),
+        2 * outside.len(),
+        "each op outside a step queued its range's start and end"
+    );
+    let on_caller = nvtx_recorder::events_of_thread(caller)
         .iter()
         .filter(|e| e.kind == Kind::Push && e.domain.as_deref() == Some("burn"))
-        .filter_map(|e| e.message.text().map(str::to_owned))
-        .collect();
-    assert_eq!(outside, ["float_from_data", "float_cos"]);
+        .count();
+    assert_eq!(on_caller, 0, "no op range on the calling thread");
 
     // The step's phase reached the statistics; the launch thread has its own timeline track.
     let ops_json: serde_json::Value =

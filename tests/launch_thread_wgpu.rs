@@ -115,3 +115,66 @@ fn a_training_step_on_the_device_thread_reads_and_syncs_without_deadlock() {
     assert!(ops.iter().any(|(name, _)| *name == "float_tanh"), "{ops:?}");
     assert!(ops.iter().all(|(_, tid)| *tid == runner), "{ops:?}");
 }
+
+/// Stands for a kernel launch we can see: every op sends a mark through CubeCL's blocking
+/// `exclusive`, into the queue its kernel launches go through.
+struct Launching(LaunchThread);
+
+impl probe::OpObserver for Launching {
+    fn op_started(&self, op: &'static probe::Op) {
+        let text = std::ffi::CString::new(format!("launch of {}", op.name())).unwrap();
+        self.0.run(move || nvtx::mark_ascii(&text));
+    }
+    fn op_finished(&self, _op: &'static probe::Op) {}
+}
+
+#[test]
+fn cubecl_ops_outside_a_step_queue_their_ranges_in_cubecls_own_queue() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let device = WgpuDevice::default();
+    let launch = LaunchThread::cubecl::<Wgpu>(&device);
+    let runner = device_thread(&launch);
+    let caller = nvtx_recorder::current_tid();
+    let expected = small_ops::<Wgpu>(&device);
+    let before = (
+        nvtx_recorder::events_of_thread(caller).len(),
+        nvtx_recorder::events_of_thread(runner).len(),
+    );
+    let attached = launch.attach().expect("CubeCL's launch thread has a queue");
+    let started = Arc::new(Started::default());
+    let observing = (
+        probe::observe(started.clone()),
+        probe::observe(Arc::new(Launching(launch.clone()))),
+    );
+    probe::set_op_ranges(true);
+    let here = small_ops::<Profiled<Wgpu>>(&device);
+    probe::set_op_ranges(false);
+    drop(observing);
+    <Wgpu as Backend>::sync(&device).unwrap();
+    drop(attached);
+
+    assert_eq!(here, expected, "results change");
+    let ops = started.0.lock().unwrap().clone();
+    assert!(ops.iter().all(|(_, tid)| *tid == caller), "{ops:?}");
+    let on_runner: Vec<String> = nvtx_recorder::events_of_thread(runner)[before.1..]
+        .iter()
+        .filter_map(|e| match (&e.kind, &e.message) {
+            (Kind::Push, Message::Registered(name)) if e.domain.as_deref() == Some("burn") => {
+                Some(name.clone())
+            }
+            (Kind::Pop, _) if e.domain.as_deref() == Some("burn") => Some("pop".to_owned()),
+            (Kind::Mark, message) => Some(message.text().unwrap_or("?").to_owned()),
+            _ => None,
+        })
+        .collect();
+    let expected: Vec<String> = ops
+        .iter()
+        .flat_map(|(name, _)| [name.to_string(), format!("launch of {name}"), "pop".into()])
+        .collect();
+    assert!(expected.contains(&"float_matmul".to_owned()));
+    assert_eq!(on_runner, expected);
+    assert!(
+        op_ranges(&nvtx_recorder::events_of_thread(caller)[before.0..]).is_empty(),
+        "no op range on the calling thread"
+    );
+}

@@ -13,7 +13,8 @@ use std::path::{Path, PathBuf};
 /// Folders whose children are nodes of their own.
 const LAYER_FOLDERS: [&str; 2] = ["context", "sinks"];
 
-const CONTEXT: [&str; 7] = [
+const CONTEXT: [&str; 8] = [
+    "context::attached",
     "context::clock",
     "context::launch",
     "context::op",

@@ -5,18 +5,25 @@
 //! device. Nsight Systems ties a kernel to the NVTX range open on the thread that launched it,
 //! so an op range on the caller's thread contains none of its kernels. Ops that run on the
 //! launch thread, inside their range, fix that: [`LaunchThread::run`] runs a whole step there.
+//! Ops outside such a step queue their range's start and end on an attached launch thread
+//! ([`LaunchThread::attach`]), in the same queue as their kernel launches (`attached.rs`).
 
+use std::any::TypeId;
 use std::cell::Cell;
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
-use burn_backend::Backend;
+use burn_backend::{Backend, DeviceId, DeviceOps};
 
+use super::op::Op;
 use super::phase;
 
 /// Runs a task on the launch thread and blocks until it has run; `Err` says why it could not.
 type Runner = dyn Fn(&mut (dyn FnMut() + Send)) -> Result<(), String> + Send + Sync;
+
+/// Queues a task on the launch thread, behind the work queued before it, without waiting.
+type Queue = dyn Fn(QueuedTask) + Send + Sync;
 
 /// The thread a backend launches its kernels on, for one device.
 ///
@@ -48,9 +55,35 @@ pub struct LaunchThread {
 struct Inner {
     /// `Debug` of the device, for messages.
     device_name: String,
+    /// Which device: ops find their attached launch thread by these two.
+    device_type: TypeId,
+    device_id: DeviceId,
     /// The name the thread gets in NVTX and on the timeline.
     thread_name: String,
     runner: Box<Runner>,
+    queue: OnceLock<Box<Queue>>,
+}
+
+/// The start or the end of an op's range, queued on its launch thread by an op that runs
+/// elsewhere. A [queue](LaunchThread::with_queue) runs it there with [`run`](QueuedTask::run).
+pub struct QueuedTask {
+    pub(crate) run: fn(u8, &'static Op, u64),
+    pub(crate) flags: u8,
+    pub(crate) op: &'static Op,
+    pub(crate) id: u64,
+}
+
+impl QueuedTask {
+    /// Runs the task: call it on the launch thread, after the tasks queued before it.
+    pub fn run(self) {
+        (self.run)(self.flags, self.op, self.id);
+    }
+}
+
+impl fmt::Debug for QueuedTask {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("QueuedTask").field("op", &self.op).finish()
+    }
 }
 
 impl fmt::Debug for LaunchThread {
@@ -67,6 +100,11 @@ thread_local! {
     static ON_LAUNCH_THREAD: Cell<bool> = const { Cell::new(false) };
 }
 
+/// Whether this thread is running work given to [`LaunchThread::run`].
+pub(crate) fn on_launch_thread() -> bool {
+    ON_LAUNCH_THREAD.get()
+}
+
 impl LaunchThread {
     /// The launch thread of `device` (of backend `B`), named `thread_name` in NVTX, reached
     /// through `runner`: a function that runs the task it is given on that thread, blocks until
@@ -79,9 +117,56 @@ impl LaunchThread {
         LaunchThread {
             inner: Arc::new(Inner {
                 device_name: format!("{device:?}"),
+                device_type: TypeId::of::<B::Device>(),
+                device_id: device.id(),
                 thread_name: thread_name.into(),
                 runner: Box::new(runner),
+                queue: OnceLock::new(),
             }),
+        }
+    }
+
+    /// Gives the launch thread a queue: a function that queues a task there, behind the work
+    /// (kernel launches) queued before it, and returns at once. With a queue, the launch thread
+    /// can be [attached](LaunchThread::attach). `LaunchThread::cubecl` has one.
+    ///
+    /// # Panics
+    /// If the launch thread (or a clone of it) already has a queue.
+    pub fn with_queue(self, queue: impl Fn(QueuedTask) + Send + Sync + 'static) -> Self {
+        if self.inner.queue.set(Box::new(queue)).is_err() {
+            panic!(
+                "the launch thread `{}` already has a queue: give it one queue, once",
+                self.inner.thread_name
+            );
+        }
+        self
+    }
+
+    /// Whether the launch thread has a [queue](LaunchThread::with_queue).
+    pub fn has_queue(&self) -> bool {
+        self.inner.queue.get().is_some()
+    }
+
+    pub(crate) fn is_for<D: DeviceOps>(&self, device: Option<&D>) -> bool {
+        self.inner.device_type == TypeId::of::<D>()
+            && device.is_none_or(|device| device.id() == self.inner.device_id)
+    }
+
+    pub(crate) fn same_device(&self, other: &LaunchThread) -> bool {
+        self.inner.device_type == other.inner.device_type
+            && self.inner.device_id == other.inner.device_id
+    }
+
+    pub(crate) fn same_as(&self, other: &LaunchThread) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+
+    /// Queues `task` there; runs it here without a queue (only attached launch threads, which
+    /// have one, are given tasks).
+    pub(crate) fn queue(&self, task: QueuedTask) {
+        match self.inner.queue.get() {
+            Some(queue) => queue(task),
+            None => task.run(),
         }
     }
 

@@ -11,7 +11,9 @@
 //! | [`phase`] | each thread's open user ranges; the innermost is the phase of its ops |
 //! | [`warmup`] | whether the run is still warming up |
 //! | [`launch`] | launch threads: where a backend launches its kernels, and running work there |
+//! | [`attached`] | the launch threads that ops outside a step queue their ranges on |
 
+pub(crate) mod attached;
 pub(crate) mod clock;
 pub(crate) mod launch;
 pub(crate) mod op;

@@ -19,6 +19,8 @@ pub(crate) const TRACE: u8 = 1 << 4;
 pub(crate) const SHAPES: u8 = 1 << 5;
 /// Device time: each op tags the kernel launches it makes with its id.
 pub(crate) const DEVICE: u8 = 1 << 6;
+/// A launch thread is attached: ops outside its steps queue their ranges there.
+pub(crate) const QUEUED: u8 = 1 << 7;
 
 static FLAGS: AtomicU8 = AtomicU8::new(0);
 

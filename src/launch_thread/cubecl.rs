@@ -1,10 +1,29 @@
 //! The launch thread of burn's CubeCL backends (`Cuda`, `Wgpu`, ...): CubeCL's device thread,
-//! reached through `ComputeClient::exclusive`.
+//! reached through `ComputeClient::exclusive` (blocking) and, for the queue, through a device
+//! service of our own on the same device: CubeCL runs every service of a device on one thread,
+//! from one FIFO queue, the one the compute server's kernel launches go through.
 
-use burn_backend::Backend;
+use std::sync::Arc;
+
+use burn_backend::{Backend, DeviceOps};
 use burn_cubecl::{BoolElement, CubeBackend, CubeRuntime, FloatElement, IntElement};
+use burn_std::device::{DeviceId, DeviceService, ServerUtilitiesHandle};
+use burn_std::device_handle::DeviceHandle;
 
 use crate::LaunchThread;
+
+/// The device service that runs queued op-range tasks on CubeCL's device thread.
+struct OpRangeQueue;
+
+impl DeviceService for OpRangeQueue {
+    fn init(_device_id: DeviceId) -> Self {
+        OpRangeQueue
+    }
+
+    fn utilities(&self) -> ServerUtilitiesHandle {
+        Arc::new(())
+    }
+}
 
 /// Runs a task on a device thread and blocks until it has run.
 pub type DeviceThread = dyn Fn(&mut (dyn FnMut() + Send)) -> Result<(), String> + Send + Sync;
@@ -42,7 +61,9 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> CubeclBack
 impl LaunchThread {
     /// The device thread CubeCL launches `device`'s kernels on, for burn's CubeCL backends
     /// (`Cuda`, `Wgpu`, ...), named `cubecl <runtime> <device>` in NVTX (for example
-    /// `cubecl cuda Cuda(0)`).
+    /// `cubecl cuda Cuda(0)`). Its [queue](LaunchThread::with_queue) is CubeCL's own task
+    /// queue of the device, behind the kernel launches queued before: it can be
+    /// [attached](LaunchThread::attach).
     ///
     /// ```no_run
     /// use burn::backend::Cuda;
@@ -55,7 +76,9 @@ impl LaunchThread {
     /// ```
     pub fn cubecl<B: CubeclBackend>(device: &B::Device) -> Self {
         let name = format!("cubecl {} {device:?}", B::runtime_name(device));
-        let launch = LaunchThread::new::<B>(device.clone(), name, B::device_thread(device));
+        let queue = DeviceHandle::<OpRangeQueue>::new(device.id());
+        let launch = LaunchThread::new::<B>(device.clone(), name, B::device_thread(device))
+            .with_queue(move |task| queue.submit(move |_| task.run()));
         launch.name_thread();
         launch
     }

@@ -177,14 +177,19 @@ pub fn is_recording() -> bool {
     switches::is_on(DEVICE)
 }
 
-/// `op` starts on this thread at `started`: its id, pushed to the source.
+/// A new op id, for [`op_started`] and [`tag_launches`].
+pub(crate) fn new_op_id() -> u64 {
+    NEXT_ID.fetch_add(1, Ordering::Relaxed)
+}
+
+/// The op `id` started on this thread at `started`.
 pub(crate) fn op_started(
+    id: u64,
     op: &'static Op,
     phase: u32,
     shapes: Option<&[Shape]>,
     started: Duration,
-) -> u64 {
-    let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+) {
     if let Some(state) = state().as_mut() {
         let launch = Launch {
             op,
@@ -195,17 +200,25 @@ pub(crate) fn op_started(
         };
         state.launches.insert(id, (launch, None));
     }
+}
+
+/// Tags the kernel launches made on this thread with the op `id`, until
+/// [`untag_launches`]: call it on the thread that launches the op's kernels.
+pub(crate) fn tag_launches(id: u64) {
     if let Some(source) = source() {
         source.push(id);
     }
-    id
 }
 
-/// The op `id`, the innermost on this thread, returned.
-pub(crate) fn op_finished(id: u64) {
+/// Ends the innermost [`tag_launches`] of this thread.
+pub(crate) fn untag_launches() {
     if let Some(source) = source() {
         source.pop();
     }
+}
+
+/// The op `id` returned.
+pub(crate) fn op_finished(id: u64) {
     if let Some(state) = state().as_mut() {
         let collections = state.collections;
         if let Some((_, finished)) = state.launches.get_mut(&id) {

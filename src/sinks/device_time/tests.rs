@@ -236,7 +236,8 @@ fn a_kernel_handed_over_one_collection_late_still_finds_its_op() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     static OP: crate::context::op::Op = crate::context::op::Op::new("late_op\0");
     start_with(Arc::new(Recorded::default()));
-    let id = super::op_started(&OP, 0, None, std::time::Duration::ZERO);
+    let id = super::new_op_id();
+    super::op_started(id, &OP, 0, None, std::time::Duration::ZERO);
     super::op_finished(id);
     ingest([Activity::External {
         external: id,
@@ -295,5 +296,88 @@ fn nested_ops_push_their_ids_in_order_and_a_kernel_goes_to_the_innermost() {
     assert_eq!(
         (exp.calls, exp.kernels, exp.device_total_ns),
         (2, Some(1), Some(40))
+    );
+}
+
+/// Records each id pushed with the OS thread it was pushed on, and each pop's thread.
+#[derive(Default)]
+struct Threads {
+    events: Mutex<Vec<(Option<u64>, u32)>>,
+}
+
+impl Source for Threads {
+    fn push(&self, id: u64) {
+        let tid = crate::context::thread::os_thread_id();
+        self.events.lock().unwrap().push((Some(id), tid));
+    }
+    fn pop(&self) {
+        let tid = crate::context::thread::os_thread_id();
+        self.events.lock().unwrap().push((None, tid));
+    }
+    fn flush(&self) {}
+    fn stop(&self) {}
+    fn timestamp_ns(&self) -> u64 {
+        DEVICE_CLOCK_AT_START
+    }
+}
+
+#[test]
+fn an_op_outside_a_step_tags_its_launches_on_the_attached_launch_thread() {
+    use std::sync::mpsc;
+
+    use crate::context::launch::LaunchThread;
+
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    // A launch thread that only queues: a FIFO of jobs on a thread of its own.
+    let (jobs, queue) = mpsc::channel::<Box<dyn FnOnce() + Send>>();
+    let (tid_sender, tid) = mpsc::channel();
+    let device_thread = std::thread::spawn(move || {
+        tid_sender
+            .send(crate::context::thread::os_thread_id())
+            .unwrap();
+        for job in queue {
+            job();
+        }
+    });
+    let launch_tid = tid.recv().unwrap();
+    let queued = Mutex::new(jobs.clone());
+    let launch = LaunchThread::new::<NdArray>(Default::default(), "queue only", |_task| {
+        Err("this stand-in only queues".to_owned())
+    })
+    .with_queue(move |task| {
+        let _ = queued.lock().unwrap().send(Box::new(move || task.run()));
+    });
+    let source = Arc::new(Threads::default());
+    stats::reset();
+    stats::start(stats::StatsConfig::default());
+    let x = Tensor::<Profiled<NdArray>, 1>::from_floats([1.0, 2.0], &Default::default());
+    let attached = launch.attach().unwrap();
+    start_with(source.clone());
+    let _ = x.exp();
+    drop(attached);
+    // Every queued job has run once the thread ends.
+    drop(jobs);
+    drop(launch);
+    device_thread.join().unwrap();
+
+    let events = source.events.lock().unwrap().clone();
+    let id = events[0].0.expect("a push first");
+    assert_eq!(events, [(Some(id), launch_tid), (None, launch_tid)]);
+    assert_ne!(launch_tid, crate::context::thread::os_thread_id());
+    ingest([
+        Activity::External {
+            external: id,
+            correlation: 50,
+        },
+        kernel(50, 70, 0),
+    ]);
+    assert_eq!(probe::flush_device_time(), 1);
+    assert_eq!(stop().unattributed_kernels, 0);
+    stats::stop();
+    let rows = stats::snapshot().rows(stats::GroupBy::Op);
+    let exp = rows.iter().find(|row| row.op == "float_exp").unwrap();
+    assert_eq!(
+        (exp.calls, exp.kernels, exp.device_total_ns),
+        (1, Some(1), Some(70))
     );
 }
