@@ -35,6 +35,34 @@ impl DeviceSync {
         }
     }
 
+    /// Syncs every device of `devices` (of backend `B`), one after the other: for a run on
+    /// several devices, where a tool's timestamp must wait for all of them.
+    ///
+    /// ```
+    /// use burn::backend::NdArray;
+    /// use burn_profiled::DeviceSync;
+    ///
+    /// let sync = DeviceSync::all::<NdArray>(&[Default::default(), Default::default()]);
+    /// sync.sync();
+    /// assert_eq!(format!("{sync:?}"), "DeviceSync(\"Cpu, Cpu\")");
+    /// ```
+    pub fn all<B: Backend>(devices: &[B::Device]) -> Self {
+        let devices = devices.to_vec();
+        DeviceSync {
+            name: devices
+                .iter()
+                .map(|device| format!("{device:?}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            sync: Arc::new(move || {
+                for device in &devices {
+                    // As in `new`: a failed sync resurfaces at the next read.
+                    let _ = B::sync(device);
+                }
+            }),
+        }
+    }
+
     /// Waits until the work queued on the device has run.
     pub fn sync(&self) {
         (self.sync)()

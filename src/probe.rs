@@ -25,6 +25,7 @@ use std::time::Duration;
 
 use burn_backend::{Backend, Shape, TensorMetadata};
 
+use crate::context::device as context_device;
 use crate::context::launch::{LaunchThread, QueuedTask};
 use crate::context::switches::{self, DEVICE, OBSERVE, QUEUED, RANGES, SHAPES, STATS, SYNC, TRACE};
 use crate::context::{attached, clock, phase};
@@ -65,6 +66,11 @@ pub fn op_sync() -> bool {
     switches::is_on(SYNC)
 }
 
+thread_local! {
+    /// Whether this thread is evaluating an op's device for the probe.
+    static LOOKING_UP_DEVICE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
 /// The switches, for the one check per op: `0` means everything is off.
 #[inline(always)]
 pub(crate) fn flags() -> u8 {
@@ -72,8 +78,8 @@ pub(crate) fn flags() -> u8 {
 }
 
 /// Starts `op` under `flags` (non-zero, from [`flags`]); the returned guard finishes it when
-/// dropped. `device` is called only when per-op sync is on or a launch thread is attached,
-/// `shapes` only when statistics are keyed by input shapes.
+/// dropped. `device` is called only when per-op sync, statistics or the timeline are on or a
+/// launch thread is attached, `shapes` only when statistics are keyed by input shapes.
 ///
 /// Callers check [`flags`] first and build these closures only when it is non-zero: a closure
 /// that borrows the op's arguments makes the compiler keep them in memory, which the disabled
@@ -93,7 +99,21 @@ pub(crate) fn op<B: Backend>(
             range_only: true,
         };
     }
-    let device = if flags & (SYNC | QUEUED) != 0 {
+    if LOOKING_UP_DEVICE.get() {
+        // A `Profiled` backend inside another's (`Profiled<Autodiff<Profiled<B>>>`) answering
+        // the outer probe's device lookup: the lookup is the profiler's, not the user's op.
+        return OpGuard::off();
+    }
+    let device = if flags & (SYNC | QUEUED | STATS | TRACE) != 0 {
+        /// Ends the lookup, also if it panics.
+        struct LookedUp;
+        impl Drop for LookedUp {
+            fn drop(&mut self) {
+                LOOKING_UP_DEVICE.set(false);
+            }
+        }
+        LOOKING_UP_DEVICE.set(true);
+        let _looked_up = LookedUp;
         device()
     } else {
         None
@@ -175,6 +195,8 @@ struct ActiveOp<B: Backend> {
     /// The launch thread the op's range (and device-time tag) went to, when the op ran
     /// outside it.
     queued_on: Option<LaunchThread>,
+    /// The op's device (`context::device`), 0 when unknown or not asked for.
+    device_id: u32,
 }
 
 /// What an op does where its kernels are launched, first: open its range, tag the launches
@@ -208,6 +230,7 @@ fn start<B: Backend>(
     let queued_on = (flags & QUEUED != 0 && flags & (RANGES | DEVICE) != 0)
         .then(|| attached::launch_thread_of(device.as_ref()))
         .flatten();
+    let device_id = device.as_ref().map_or(0, context_device::id);
     let device = device.filter(|_| flags & SYNC != 0);
     sync::<B>(device.as_ref());
     let device_op = (flags & DEVICE != 0).then(device_time::new_op_id);
@@ -231,7 +254,13 @@ fn start<B: Backend>(
     }
     let started = (flags & (STATS | TRACE | DEVICE) != 0).then(clock::now);
     if let (Some(id), Some(started)) = (device_op, started) {
-        device_time::op_started(id, op, phase::current(), shapes.as_deref(), started);
+        device_time::op_started(
+            id,
+            op,
+            (phase::current(), device_id),
+            shapes.as_deref(),
+            started,
+        );
     }
     ActiveOp {
         op,
@@ -242,6 +271,7 @@ fn start<B: Backend>(
         shapes,
         device_op,
         queued_on,
+        device_id,
     }
 }
 
@@ -273,10 +303,15 @@ fn finish<B: Backend>(active: ActiveOp<B>) {
     if let Some(started) = active.started {
         let ended = clock::now();
         if active.flags & STATS != 0 {
-            stats::record(active.op, ended.saturating_sub(started), active.shapes);
+            stats::record(
+                active.op,
+                ended.saturating_sub(started),
+                active.shapes,
+                active.device_id,
+            );
         }
         if active.flags & TRACE != 0 {
-            trace::record_op(active.op, started, ended);
+            trace::record_op(active.op, started, ended, active.device_id);
         }
     }
     if let Some(id) = active.device_op {
@@ -318,7 +353,12 @@ pub fn flush_device_time() -> usize {
             (launch.tid, launch.started),
         );
         let time = Duration::from_nanos(kernel.duration_ns());
-        stats::record_kernel(launch.op, launch.phase, launch.shapes, time);
+        stats::record_kernel(
+            launch.op,
+            (launch.phase, launch.device),
+            launch.shapes,
+            time,
+        );
     }
     count
 }

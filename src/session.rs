@@ -50,9 +50,10 @@ pub struct Session {
     steps: usize,
     warmup_done: bool,
     memory_guard: Option<MemoryGuard>,
-    launch_thread: Option<LaunchThread>,
-    /// Keeps `launch_thread` attached while the session lives.
-    attached: Option<AttachedLaunchThread>,
+    /// The launch threads of the session's devices, the first one's first.
+    launch_threads: Vec<LaunchThread>,
+    /// Keeps `launch_threads` attached while the session lives.
+    attached: Vec<AttachedLaunchThread>,
     /// The session's device, synced before device time is collected.
     sync: DeviceSync,
     /// Whether device time is being recorded.
@@ -114,7 +115,25 @@ impl Session {
         device: &B::Device,
         out_dir: impl Into<PathBuf>,
     ) -> Self {
-        let sync = DeviceSync::new::<B>(device.clone());
+        Self::start_on_devices::<B>(config, std::slice::from_ref(device), out_dir)
+    }
+
+    /// [`start`](Session::start) for a run on several devices (data-parallel training): every
+    /// sync the config asks for (stopwatch, user ranges, device time) syncs all `devices`, and
+    /// with more than one device the op table is also printed by device and written to
+    /// `ops_by_device.json`.
+    ///
+    /// # Panics
+    /// If `devices` is empty, or as [`start`](Session::start).
+    pub fn start_on_devices<B: Backend>(
+        config: RuntimeConfig,
+        devices: &[B::Device],
+        out_dir: impl Into<PathBuf>,
+    ) -> Self {
+        let Some(device) = devices.first() else {
+            panic!("Session::start_on_devices needs at least one device");
+        };
+        let sync = DeviceSync::all::<B>(devices);
         let session_sync = sync.clone();
         if config.stopwatch.enabled {
             let print_every = config
@@ -163,14 +182,18 @@ impl Session {
                 .memory_limit_mib
                 .map(|mib| MemoryGuard::new(mib << 20)),
             backend: B::name(device),
-            device: format!("{device:?}"),
+            device: devices
+                .iter()
+                .map(|device| format!("{device:?}"))
+                .collect::<Vec<_>>()
+                .join(", "),
             config,
             out_dir,
             started: Instant::now(),
             steps: 0,
             warmup_done: false,
-            launch_thread: None,
-            attached: None,
+            launch_threads: Vec::new(),
+            attached: Vec::new(),
             sync: session_sync,
             device_time: false,
         };
@@ -207,6 +230,10 @@ impl Session {
     /// session lives, the launch thread is [attached](LaunchThread::attach), so their ranges
     /// still contain their kernels.
     ///
+    /// With several devices, give the session each device's launch thread: every one is
+    /// attached (replacing an earlier one of the same device), so each device's op ranges land
+    /// on its own named thread; `run_step` uses the first one given.
+    ///
     /// ```no_run
     /// # #[cfg(feature = "cuda")] {
     /// use burn::backend::{Autodiff, Cuda};
@@ -225,16 +252,19 @@ impl Session {
     /// # }
     /// ```
     pub fn set_launch_thread(&mut self, launch_thread: LaunchThread) {
-        self.attached = None;
-        self.attached = launch_thread.attach();
-        self.launch_thread = Some(launch_thread);
+        self.launch_threads
+            .retain(|other| !other.same_device(&launch_thread));
+        self.attached
+            .retain(|attached| !attached.launch_thread().same_device(&launch_thread));
+        self.attached.extend(launch_thread.attach());
+        self.launch_threads.push(launch_thread);
     }
 
-    /// Runs one training step: on the launch thread when the session has one and
+    /// Runs one training step: on the (first) launch thread when the session has one and
     /// `[nvtx] steps_on_launch_thread` is set (see [`LaunchThread::run`]: the caller's phase
     /// carries over, a panic reaches the caller), here otherwise.
     pub fn run_step<T: Send>(&self, step: impl FnOnce() -> T + Send) -> T {
-        match &self.launch_thread {
+        match self.launch_threads.first() {
             Some(launch) if self.config.nvtx.steps_on_launch_thread => launch.run(step),
             _ => step(),
         }
@@ -317,6 +347,15 @@ impl Session {
                 &[snapshot.to_json(stats::GroupBy::OpAndPhase).as_bytes()],
             )?;
             files.push(path);
+            if snapshot.devices().len() > 1 {
+                println!("{}", snapshot.table(stats::GroupBy::OpAndDevice));
+                let path = self.out_dir.join("ops_by_device.json");
+                crate::files::write_atomically(
+                    &path,
+                    &[snapshot.to_json(stats::GroupBy::OpAndDevice).as_bytes()],
+                )?;
+                files.push(path);
+            }
         }
         if config.trace.enabled {
             let path = self.out_dir.join("trace.json");

@@ -13,9 +13,10 @@ use std::path::{Path, PathBuf};
 /// Folders whose children are nodes of their own.
 const LAYER_FOLDERS: [&str; 2] = ["context", "sinks"];
 
-const CONTEXT: [&str; 8] = [
+const CONTEXT: [&str; 9] = [
     "context::attached",
     "context::clock",
+    "context::device",
     "context::launch",
     "context::op",
     "context::phase",

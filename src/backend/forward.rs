@@ -6,12 +6,13 @@
 //! ```text
 //! fn float_add(lhs: FloatTensor<Profiled<B>>, rhs: FloatTensor<Profiled<B>>) -> FloatTensor<Profiled<B>> => float(lhs);
 //! #[retag] fn max_pool2d_with_indices(..) -> MaxPool2dWithIndices<Profiled<B>> => float(x);
-//! #[read] fn float_into_data(tensor: FloatTensor<Profiled<B>>) -> Result<TensorData, ExecutionError> => none;
+//! #[read] fn float_into_data(tensor: FloatTensor<Profiled<B>>) -> Result<TensorData, ExecutionError> => float(tensor);
 //! ```
 //!
 //! * plain: `{ probe; B::op(args) }`, the result type is `B`'s own;
 //! * `#[retag]`: the result is a struct generic over the backend, re-tagged from `B` to `Profiled<B>`;
-//! * `#[read]`: the op returns a future; the op range covers the await.
+//! * `#[read]`: the op returns a future; the op range covers the await. The device is taken
+//!   before the read consumes the tensor, and only when a tool is on.
 
 /// Expands a table of op signatures into forwarding methods (see the module docs).
 macro_rules! forward {
@@ -26,13 +27,17 @@ macro_rules! forward {
 /// path is a separate, never-inlined function, so nothing of it (no borrow of the arguments,
 /// no guard) reaches the disabled path.
 macro_rules! forward_one {
-    ([read] fn $name:ident($($arg:ident : $ty:ty),*) -> $out:ty => none) => {
+    ([read] fn $name:ident($($arg:ident : $ty:ty),*) -> $out:ty => $dev:ident $(($src:ident))?) => {
         #[inline(always)]
         fn $name($($arg: $ty),*) -> impl core::future::Future<Output = $out> + Send {
             static OP: $crate::probe::Op = $crate::probe::Op::new(concat!(stringify!($name), "\0"));
+            let device = match $crate::probe::flags() {
+                0 => None,
+                _ => $crate::backend::forward::op_device!($dev $(($src))?),
+            };
             let read = B::$name($($arg),*);
             async move {
-                let _op = $crate::probe::probe!(&OP, B, || None, Vec::new);
+                let _op = $crate::probe::probe!(&OP, B, move || device, Vec::new);
                 read.await
             }
         }

@@ -26,7 +26,7 @@ impl<B: Backend> FloatTensorOps<Self> for Profiled<B> {
         fn float_zeros(shape: Shape, device: &Device<Profiled<B>>, dtype: FloatDType) -> FloatTensor<Profiled<B>> => device(device);
         fn float_ones(shape: Shape, device: &Device<Profiled<B>>, dtype: FloatDType) -> FloatTensor<Profiled<B>> => device(device);
         fn float_full(shape: Shape, fill_value: Scalar, device: &Device<Profiled<B>>, dtype: FloatDType) -> FloatTensor<Profiled<B>> => device(device);
-        #[read] fn float_into_data(tensor: FloatTensor<Profiled<B>>) -> Result<TensorData, ExecutionError> => none;
+        #[read] fn float_into_data(tensor: FloatTensor<Profiled<B>>) -> Result<TensorData, ExecutionError> => float(tensor);
         fn float_device(tensor: &FloatTensor<Profiled<B>>) -> Device<Profiled<B>> => float(tensor);
         fn float_to_device(tensor: FloatTensor<Profiled<B>>, device: &Device<Profiled<B>>) -> FloatTensor<Profiled<B>> => float(tensor);
         fn float_into_int(tensor: FloatTensor<Profiled<B>>, out_dtype: IntDType) -> IntTensor<Profiled<B>> => float(tensor);
@@ -151,7 +151,7 @@ impl<B: Backend> FloatTensorOps<Self> for Profiled<B> {
 impl<B: Backend> IntTensorOps<Self> for Profiled<B> {
     forward! {
         fn int_empty(shape: Shape, device: &Device<Profiled<B>>, dtype: IntDType) -> IntTensor<Profiled<B>> => device(device);
-        #[read] fn int_into_data(tensor: IntTensor<Profiled<B>>) -> Result<TensorData, ExecutionError> => none;
+        #[read] fn int_into_data(tensor: IntTensor<Profiled<B>>) -> Result<TensorData, ExecutionError> => int(tensor);
         fn int_from_data(data: TensorData, device: &Device<Profiled<B>>) -> IntTensor<Profiled<B>> => device(device);
         fn int_device(tensor: &IntTensor<Profiled<B>>) -> Device<Profiled<B>> => int(tensor);
         fn int_to_device(tensor: IntTensor<Profiled<B>>, device: &Device<Profiled<B>>) -> IntTensor<Profiled<B>> => int(tensor);
@@ -262,7 +262,7 @@ impl<B: Backend> BoolTensorOps<Self> for Profiled<B> {
         fn bool_empty(shape: Shape, device: &Device<Profiled<B>>, dtype: BoolDType) -> BoolTensor<Profiled<B>> => device(device);
         fn bool_zeros(shape: Shape, device: &Device<Profiled<B>>, dtype: BoolDType) -> BoolTensor<Profiled<B>> => device(device);
         fn bool_ones(shape: Shape, device: &Device<Profiled<B>>, dtype: BoolDType) -> BoolTensor<Profiled<B>> => device(device);
-        #[read] fn bool_into_data(tensor: BoolTensor<Profiled<B>>) -> Result<TensorData, ExecutionError> => none;
+        #[read] fn bool_into_data(tensor: BoolTensor<Profiled<B>>) -> Result<TensorData, ExecutionError> => bool(tensor);
         fn bool_from_data(data: TensorData, device: &Device<Profiled<B>>) -> BoolTensor<Profiled<B>> => device(device);
         fn bool_into_int(tensor: BoolTensor<Profiled<B>>, out_dtype: IntDType) -> IntTensor<Profiled<B>> => bool(tensor);
         fn bool_into_float(tensor: BoolTensor<Profiled<B>>, out_dtype: FloatDType) -> FloatTensor<Profiled<B>> => bool(tensor);
@@ -403,7 +403,7 @@ impl<B: Backend> QTensorOps<Self> for Profiled<B> {
         fn q_device(tensor: &QuantizedTensor<Profiled<B>>) -> Device<Profiled<B>> => q(tensor);
         fn q_to_device(tensor: QuantizedTensor<Profiled<B>>, device: &Device<Profiled<B>>) -> QuantizedTensor<Profiled<B>> => q(tensor);
         fn q_reshape(tensor: QuantizedTensor<Profiled<B>>, shape: Shape) -> QuantizedTensor<Profiled<B>> => q(tensor);
-        #[read] fn q_into_data(tensor: QuantizedTensor<Profiled<B>>) -> Result<TensorData, ExecutionError> => none;
+        #[read] fn q_into_data(tensor: QuantizedTensor<Profiled<B>>) -> Result<TensorData, ExecutionError> => q(tensor);
         fn q_detach(tensor: QuantizedTensor<Profiled<B>>) -> QuantizedTensor<Profiled<B>> => q(tensor);
         fn q_set_require_grad(tensor: QuantizedTensor<Profiled<B>>, require_grad: bool) -> QuantizedTensor<Profiled<B>> => q(tensor);
         fn q_is_require_grad(tensor: &QuantizedTensor<Profiled<B>>) -> bool => q(tensor);

@@ -6,6 +6,7 @@
 //! |---|---|
 //! | [`op`] | [`Op`](op::Op): an op's identity (name, NVTX registration slot) |
 //! | [`switches`] | the one flag word the probe checks per op |
+//! | [`device`] | the devices ops run on, each with a small id |
 //! | [`clock`] | the monotonic clock every tool shares |
 //! | [`thread`] | thread ids and the names given to threads |
 //! | [`phase`] | each thread's open user ranges; the innermost is the phase of its ops |
@@ -15,6 +16,7 @@
 
 pub(crate) mod attached;
 pub(crate) mod clock;
+pub(crate) mod device;
 pub(crate) mod launch;
 pub(crate) mod op;
 pub(crate) mod phase;

@@ -66,6 +66,12 @@ pub struct AttachedLaunchThread {
     launch: LaunchThread,
 }
 
+impl AttachedLaunchThread {
+    pub(crate) fn launch_thread(&self) -> &LaunchThread {
+        &self.launch
+    }
+}
+
 impl Drop for AttachedLaunchThread {
     fn drop(&mut self) {
         attached::detach(&self.launch);

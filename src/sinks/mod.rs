@@ -15,3 +15,7 @@ pub(crate) mod observers;
 pub(crate) mod op_ranges;
 pub mod stats;
 pub mod trace;
+
+/// The sinks' state is process-wide: the in-crate tests that record into it run one at a time.
+#[cfg(test)]
+pub(crate) static TEST_SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());

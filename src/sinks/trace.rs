@@ -26,7 +26,7 @@ use serde::Serialize;
 
 use crate::context::op::Op;
 use crate::context::switches::{self, TRACE};
-use crate::context::{clock, thread};
+use crate::context::{clock, device, thread};
 
 /// How the timeline records.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,6 +50,8 @@ struct ThreadTrace {
     name: Option<String>,
     spans: Vec<Span>,
     open_ranges: Vec<(String, Duration)>,
+    /// The devices (`context::device`) of the ops the thread ran.
+    devices: Vec<u32>,
 }
 
 struct Span {
@@ -130,6 +132,7 @@ pub fn clear() {
         let mut thread = lock(&thread);
         thread.spans.clear();
         thread.open_ranges.clear();
+        thread.devices.clear();
     }
     lock(&KERNELS).clear();
     EVENTS.store(0, Ordering::Relaxed);
@@ -165,9 +168,22 @@ fn record_span(name: Cow<'static, str>, category: &'static str, start: Duration,
     }
 }
 
-/// An op ran on this thread from `start` to `end`.
-pub(crate) fn record_op(op: &'static Op, start: Duration, end: Duration) {
-    record_span(Cow::Borrowed(op.name()), "op", start, end);
+/// An op ran on this thread from `start` to `end`, on `device` (`context::device`, 0 when
+/// unknown).
+pub(crate) fn record_op(op: &'static Op, start: Duration, end: Duration, device: u32) {
+    if admit(end) {
+        with_thread(|thread| {
+            thread.spans.push(Span {
+                name: Cow::Borrowed(op.name()),
+                category: "op",
+                start,
+                end,
+            });
+            if device != 0 && !thread.devices.contains(&device) {
+                thread.devices.push(device);
+            }
+        });
+    }
 }
 
 /// A kernel `name` ran on `stream` of `device` from `start` to `end`, launched by the op that
@@ -294,6 +310,18 @@ pub fn to_json() -> (String, TraceSummary) {
     }
     // Names given with `nvtx::name_current_thread` win, also for threads that recorded nothing.
     names.extend(thread::names());
+    // With several devices, each track says the devices its ops ran on: `training [Cuda(1)]`.
+    let mut all_devices: Vec<u32> = threads.iter().flat_map(|t| t.devices.clone()).collect();
+    all_devices.sort_unstable();
+    all_devices.dedup();
+    if all_devices.len() > 1 {
+        for thread in threads.iter().filter(|t| !t.devices.is_empty()) {
+            let devices: Vec<String> = thread.devices.iter().map(|d| device::name(*d)).collect();
+            if let Some(name) = names.get_mut(&thread.tid) {
+                *name = format!("{name} [{}]", devices.join(", "));
+            }
+        }
+    }
     for (tid, name) in names {
         events.push(metadata("thread_name", tid, name));
     }
@@ -422,4 +450,63 @@ pub fn write(path: impl AsRef<Path>) -> std::io::Result<TraceSummary> {
     let (json, summary) = to_json();
     crate::files::write_atomically(path, &[json.as_bytes()])?;
     Ok(summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use crate::context::device::{self, tests::Gpu};
+    use crate::context::op::Op;
+    use crate::sinks::TEST_SERIAL;
+
+    fn track_names() -> Vec<String> {
+        let (json, _) = super::to_json();
+        let json: serde_json::Value = serde_json::from_str(&json).unwrap();
+        json["traceEvents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["name"] == "thread_name")
+            .map(|e| e["args"]["name"].as_str().unwrap().to_owned())
+            .collect()
+    }
+
+    #[test]
+    fn with_several_devices_each_track_names_its_devices() {
+        let _serial = TEST_SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        static OP: Op = Op::new("trace_device_op\0");
+        super::clear();
+        super::start(super::TraceConfig::default());
+        let run_on = |name: &str, gpu: u16| {
+            let id = device::id(&Gpu(gpu));
+            std::thread::Builder::new()
+                .name(name.to_owned())
+                .spawn(move || {
+                    let at = crate::context::clock::now();
+                    super::record_op(&OP, at, at + Duration::from_micros(1), id);
+                })
+                .unwrap()
+                .join()
+                .unwrap();
+        };
+        run_on("replica a", 0);
+        let names = track_names();
+        assert!(
+            names.contains(&"replica a".to_owned()),
+            "one device: {names:?}"
+        );
+        run_on("replica b", 1);
+        super::stop();
+        let names = track_names();
+        super::clear();
+        assert!(
+            names.contains(&"replica a [Gpu(0)]".to_owned()),
+            "{names:?}"
+        );
+        assert!(
+            names.contains(&"replica b [Gpu(1)]".to_owned()),
+            "{names:?}"
+        );
+    }
 }

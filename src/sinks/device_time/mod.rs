@@ -77,6 +77,8 @@ pub(crate) struct Launch {
     pub(crate) op: &'static Op,
     pub(crate) phase: u32,
     pub(crate) shapes: Option<Box<[Shape]>>,
+    /// The op's device (`context::device`), 0 when unknown.
+    pub(crate) device: u32,
     /// The OS thread the op ran on, and when it started (the shared clock).
     pub(crate) tid: u32,
     pub(crate) started: Duration,
@@ -182,11 +184,11 @@ pub(crate) fn new_op_id() -> u64 {
     NEXT_ID.fetch_add(1, Ordering::Relaxed)
 }
 
-/// The op `id` started on this thread at `started`.
+/// The op `id` started on this thread at `started`, on `device` (`context::device`).
 pub(crate) fn op_started(
     id: u64,
     op: &'static Op,
-    phase: u32,
+    (phase, device): (u32, u32),
     shapes: Option<&[Shape]>,
     started: Duration,
 ) {
@@ -195,6 +197,7 @@ pub(crate) fn op_started(
             op,
             phase,
             shapes: shapes.map(Box::from),
+            device,
             tid: thread::os_thread_id(),
             started,
         };

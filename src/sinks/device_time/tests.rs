@@ -62,8 +62,7 @@ fn kernel(correlation: u32, ns: u64, stream: u32) -> Activity {
     })
 }
 
-/// Device time is process-wide: one test at a time.
-static SERIAL: Mutex<()> = Mutex::new(());
+use crate::sinks::TEST_SERIAL as SERIAL;
 
 #[test]
 fn each_ops_kernels_add_up_in_its_row_of_the_op_table() {
@@ -237,7 +236,7 @@ fn a_kernel_handed_over_one_collection_late_still_finds_its_op() {
     static OP: crate::context::op::Op = crate::context::op::Op::new("late_op\0");
     start_with(Arc::new(Recorded::default()));
     let id = super::new_op_id();
-    super::op_started(id, &OP, 0, None, std::time::Duration::ZERO);
+    super::op_started(id, &OP, (0, 0), None, std::time::Duration::ZERO);
     super::op_finished(id);
     ingest([Activity::External {
         external: id,

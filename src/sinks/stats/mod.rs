@@ -46,13 +46,15 @@ pub struct StatsConfig {
     pub by_shapes: bool,
 }
 
-/// One row's key: op, phase and input shapes.
+/// One row's key: op, phase, input shapes and device.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct Key {
     /// The op's address: one `Op` per forwarded method.
     op: usize,
     phase: u32,
     shapes: Option<Box<[Shape]>>,
+    /// The op's device (`context::device`), 0 when unknown.
+    device: u32,
 }
 
 struct Aggregate {
@@ -137,7 +139,7 @@ pub fn reset() {
 }
 
 /// Records one op; called by the probe on the op's thread.
-pub(crate) fn record(op: &'static Op, time: Duration, shapes: Option<Vec<Shape>>) {
+pub(crate) fn record(op: &'static Op, time: Duration, shapes: Option<Vec<Shape>>, device: u32) {
     if warmup::in_warmup() {
         return;
     }
@@ -145,6 +147,7 @@ pub(crate) fn record(op: &'static Op, time: Duration, shapes: Option<Vec<Shape>>
         op: op as *const Op as usize,
         phase: phase::current(),
         shapes: shapes.map(Vec::into_boxed_slice),
+        device,
     };
     let mut rows = THREADS
         .get_or_default()
@@ -155,18 +158,19 @@ pub(crate) fn record(op: &'static Op, time: Duration, shapes: Option<Vec<Shape>>
         .record(time);
 }
 
-/// Adds a kernel that ran for `device` to the row of `op` run in `phase` with `shapes`: what
-/// the device-time sink matched to a call of that op.
+/// Adds a kernel that ran for `time` to the row of `op` run in `phase` on `device` with
+/// `shapes`: what the device-time sink matched to a call of that op.
 pub(crate) fn record_kernel(
     op: &'static Op,
-    phase: u32,
+    (phase, device): (u32, u32),
     shapes: Option<Box<[Shape]>>,
-    device: Duration,
+    time: Duration,
 ) {
     let key = Key {
         op: op as *const Op as usize,
         phase,
         shapes,
+        device,
     };
     let mut rows = THREADS
         .get_or_default()
@@ -174,5 +178,5 @@ pub(crate) fn record_kernel(
         .unwrap_or_else(PoisonError::into_inner);
     let row = rows.entry(key).or_insert_with(|| Aggregate::new(op.name()));
     row.kernels += 1;
-    row.device += device;
+    row.device += time;
 }

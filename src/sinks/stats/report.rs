@@ -10,7 +10,7 @@ use burn_std::Shape;
 use serde::Serialize;
 
 use super::{Aggregate, Key, THREADS};
-use crate::context::phase;
+use crate::context::{device as context_device, phase};
 
 /// How rows are grouped in a [`Snapshot`]'s table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,6 +21,9 @@ pub enum GroupBy {
     OpAndPhase,
     /// One row per op and input shapes (needs [`StatsConfig::by_shapes`](super::StatsConfig::by_shapes)).
     OpAndShapes,
+    /// One row per op and device (its `Debug` text, `-` where the op's device is not known):
+    /// with several devices in one process, which device spends its time where.
+    OpAndDevice,
 }
 
 /// The statistics of one row, in nanoseconds.
@@ -34,6 +37,9 @@ pub struct Row {
     /// The tensor arguments' shapes, when grouped by shapes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub input_shapes: Option<String>,
+    /// The device, when grouped by device (`-` where the op's device is not known).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device: Option<String>,
     /// Calls.
     pub calls: u64,
     /// Total time.
@@ -92,6 +98,17 @@ fn shapes_text(shapes: &[Shape]) -> String {
 }
 
 impl Snapshot {
+    /// The devices ops ran on, by their `Debug` text, in the order they were first seen.
+    pub fn devices(&self) -> Vec<String> {
+        let mut ids: Vec<u32> = self.rows.keys().map(|key| key.device).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids.into_iter()
+            .filter(|id| *id != 0)
+            .map(context_device::name)
+            .collect()
+    }
+
     /// Whether device time was recorded (some op launched a kernel).
     pub fn has_device_time(&self) -> bool {
         self.rows.values().any(|a| a.kernels > 0)
@@ -111,8 +128,8 @@ impl Snapshot {
     /// The rows grouped by `group`, sorted by total time, longest first: device time when it
     /// was recorded, host time otherwise.
     pub fn rows(&self, group: GroupBy) -> Vec<Row> {
-        let mut grouped: HashMap<(&'static str, Option<String>, Option<String>), Aggregate> =
-            HashMap::new();
+        type Group = (&'static str, Option<String>, Option<String>, Option<String>);
+        let mut grouped: HashMap<Group, Aggregate> = HashMap::new();
         for (key, aggregate) in &self.rows {
             let phase = (group == GroupBy::OpAndPhase).then(|| phase::name(key.phase));
             let shapes = (group == GroupBy::OpAndShapes).then(|| {
@@ -120,8 +137,9 @@ impl Snapshot {
                     .as_deref()
                     .map_or_else(|| "-".to_owned(), shapes_text)
             });
+            let device = (group == GroupBy::OpAndDevice).then(|| context_device::name(key.device));
             grouped
-                .entry((aggregate.name, phase, shapes))
+                .entry((aggregate.name, phase, shapes, device))
                 .or_insert_with(|| Aggregate::new(aggregate.name))
                 .merge(aggregate);
         }
@@ -137,10 +155,11 @@ impl Snapshot {
         };
         let mut rows: Vec<Row> = grouped
             .into_iter()
-            .map(|((op, phase, input_shapes), a)| Row {
+            .map(|((op, phase, input_shapes, device_name), a)| Row {
                 op: op.to_owned(),
                 phase,
                 input_shapes,
+                device: device_name,
                 calls: a.count,
                 total_ns: a.total.as_nanos() as u64,
                 total_percent: percent(a.total, all),
@@ -171,6 +190,7 @@ impl Snapshot {
                 .then_with(|| b.total_ns.cmp(&a.total_ns))
                 .then_with(|| a.op.cmp(&b.op))
                 .then_with(|| a.phase.cmp(&b.phase))
+                .then_with(|| a.device.cmp(&b.device))
         });
         rows
     }
@@ -212,6 +232,15 @@ impl Snapshot {
                 .unwrap_or(0)
                 .max(5);
             columns.push(("Phase".into(), width));
+        }
+        if group == GroupBy::OpAndDevice {
+            let width = rows
+                .iter()
+                .filter_map(|r| r.device.as_ref().map(String::len))
+                .max()
+                .unwrap_or(0)
+                .max(6);
+            columns.push(("Device".into(), width));
         }
         let device = self.has_device_time();
         let device_titles: &[&str] = if device {
@@ -262,6 +291,9 @@ impl Snapshot {
             let mut cells = vec![row.op.clone()];
             if let Some(phase) = &row.phase {
                 cells.push(phase.clone());
+            }
+            if let Some(device) = &row.device {
+                cells.push(device.clone());
             }
             cells.push(row.calls.to_string());
             cells.push(time_text(row.total_ns));
@@ -322,7 +354,67 @@ fn time_text(ns: u64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::time_text;
+    use std::time::Duration;
+
+    use super::{GroupBy, time_text};
+    use crate::context::device::{self, tests::Gpu};
+    use crate::context::op::Op;
+    use crate::sinks::{TEST_SERIAL, stats};
+
+    #[test]
+    fn rows_group_by_device_with_a_device_column() {
+        let _serial = TEST_SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        static COMPUTE: Op = Op::new("by_device_matmul\0");
+        static ALL_REDUCE: Op = Op::new("by_device_all_reduce\0");
+        let (gpu0, gpu1) = (device::id(&Gpu(0)), device::id(&Gpu(1)));
+        stats::reset();
+        stats::start(stats::StatsConfig::default());
+        let us = Duration::from_micros;
+        super::super::record(&COMPUTE, us(100), None, gpu0);
+        super::super::record(&COMPUTE, us(300), None, gpu1);
+        super::super::record(&ALL_REDUCE, us(50), None, gpu0);
+        super::super::record(&ALL_REDUCE, us(450), None, gpu1);
+        super::super::record(&ALL_REDUCE, us(500), None, 0);
+        stats::stop();
+        let snapshot = stats::snapshot();
+
+        assert_eq!(snapshot.devices(), ["Gpu(0)", "Gpu(1)"]);
+        let rows: Vec<(String, Option<String>, u64)> = snapshot
+            .rows(GroupBy::OpAndDevice)
+            .into_iter()
+            .map(|row| (row.op, row.device, row.total_ns))
+            .collect();
+        let row =
+            |op: &str, device: &str, us: u64| (op.to_owned(), Some(device.to_owned()), us * 1_000);
+        assert_eq!(
+            rows,
+            [
+                row("by_device_all_reduce", "-", 500),
+                row("by_device_all_reduce", "Gpu(1)", 450),
+                row("by_device_matmul", "Gpu(1)", 300),
+                row("by_device_matmul", "Gpu(0)", 100),
+                row("by_device_all_reduce", "Gpu(0)", 50),
+            ]
+        );
+        let by_op = snapshot.rows(GroupBy::Op);
+        assert!(by_op.iter().all(|row| row.device.is_none()));
+        assert_eq!(by_op[0].total_ns, 1_000_000, "all_reduce over all devices");
+
+        let table = snapshot.table(GroupBy::OpAndDevice);
+        let lines: Vec<&str> = table.lines().collect();
+        assert_eq!(
+            lines[1],
+            "                Name  Device    # of Calls         Total       Total %          Mean           Min           p50           p95           Max"
+        );
+        assert_eq!(
+            lines[4],
+            "by_device_all_reduce  Gpu(1)             1     450.000us        32.14%     450.000us     450.000us     450.000us     450.000us     450.000us"
+        );
+        let json: serde_json::Value =
+            serde_json::from_str(&snapshot.to_json(GroupBy::OpAndDevice)).unwrap();
+        assert_eq!(json["rows"][1]["device"], "Gpu(1)");
+        stats::reset();
+    }
 
     #[test]
     fn times_print_like_torch_profiler() {
