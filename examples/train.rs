@@ -25,97 +25,18 @@
 use std::path::PathBuf;
 use std::sync::mpsc;
 
-use burn::module::Module;
-use burn::nn::attention::{MhaInput, MultiHeadAttention, MultiHeadAttentionConfig};
-use burn::nn::conv::{Conv2d, Conv2dConfig};
 use burn::nn::loss::CrossEntropyLossConfig;
-use burn::nn::pool::{MaxPool2d, MaxPool2dConfig};
-use burn::nn::{LayerNorm, LayerNormConfig, Linear, LinearConfig, Relu};
 use burn::optim::{AdamConfig, GradientsParams, Optimizer};
-use burn::tensor::backend::Backend;
-use burn::tensor::{Int, Tensor, TensorData};
+use burn::tensor::{Int, Tensor};
 use burn_profiled::config::{Preset, RuntimeConfig};
 use burn_profiled::dump::{self, AddOptions, DumpType, Map, TapBackend};
-use burn_profiled::nvtx::{self, Ranged};
+use burn_profiled::nvtx;
 use burn_profiled::{LaunchThread, Profiled, Session, stopwatch};
 use indicatif::{ProgressBar, ProgressStyle};
 
-const CLASSES: usize = 10;
-const CHANNELS: usize = 16;
-
-#[derive(Module, Debug)]
-struct VisionModel<B: Backend> {
-    conv1: Conv2d<B>,
-    conv2: Conv2d<B>,
-    pool: MaxPool2d,
-    relu: Relu,
-    norm: LayerNorm<B>,
-    attention: Ranged<MultiHeadAttention<B>>,
-    head: Ranged<Linear<B>>,
-}
-
-impl<B: Backend> VisionModel<B> {
-    fn new(device: &B::Device) -> Self {
-        VisionModel {
-            conv1: Conv2dConfig::new([1, 8], [3, 3]).init(device),
-            conv2: Conv2dConfig::new([8, CHANNELS], [3, 3]).init(device),
-            pool: MaxPool2dConfig::new([2, 2]).with_strides([2, 2]).init(),
-            relu: Relu::new(),
-            norm: LayerNormConfig::new(CHANNELS).init(device),
-            attention: Ranged::new(
-                "attention",
-                MultiHeadAttentionConfig::new(CHANNELS, 4).init(device),
-            ),
-            head: Ranged::new("head", LinearConfig::new(CHANNELS, CLASSES).init(device)),
-        }
-    }
-
-    /// `images`: (batch, 1, 14, 14) -> logits (batch, classes). With `tap`, the activations
-    /// and their gradients go into the dump (`activations.*`).
-    fn forward(&self, images: Tensor<B, 4>, tap: bool) -> Tensor<B, 2> {
-        let x = self.relu.forward(self.conv1.forward(images));
-        let x = self.pool.forward(self.relu.forward(self.conv2.forward(x))); // (b, 16, 5, 5)
-        let x = activation("activations.features", x, tap);
-        let [batch, channels, height, width] = x.dims();
-        let patches = x.reshape([batch, channels, height * width]).swap_dims(1, 2); // (b, 25, 16)
-        let patches = self.norm.forward(patches);
-        let attended = self.attention.forward(MhaInput::self_attn(patches)).context;
-        let attended = activation("activations.attention", attended, tap);
-        let pooled: Tensor<B, 2> = attended.mean_dim(1).squeeze_dim(1);
-        activation("activations.logits", self.head.forward(pooled), tap)
-    }
-}
-
-/// With `tap`: dumps `x` at `path` and taps its gradient (an identity op whose backward records
-/// the incoming gradient); otherwise `x` itself.
-fn activation<B: Backend, const D: usize>(path: &str, x: Tensor<B, D>, tap: bool) -> Tensor<B, D> {
-    if !tap {
-        return x;
-    }
-    let json = AddOptions::new(DumpType::Json);
-    dump::global::add_tensor_data(path, x.clone(), json.clone()).expect("a fresh path in the dump");
-    dump::global::grad_tap(path, x, json).expect("grad taps are enabled for this backend")
-}
-
-/// A batch whose images carry their class as a bright row, so the model has something to learn.
-fn generated_batch(step: usize, batch: usize) -> (TensorData, TensorData) {
-    let labels: Vec<i64> = (0..batch).map(|i| ((i + step) % CLASSES) as i64).collect();
-    let mut pixels = vec![0f32; batch * 14 * 14];
-    for (sample, label) in labels.iter().enumerate() {
-        for (i, pixel) in pixels[sample * 196..(sample + 1) * 196]
-            .iter_mut()
-            .enumerate()
-        {
-            let noise = ((i * 7919 + sample * 104_729 + step * 31) % 1000) as f32 / 1000.0 - 0.5;
-            let row = i / 14;
-            *pixel = noise * 0.5 + if row == *label as usize + 2 { 1.5 } else { 0.0 };
-        }
-    }
-    (
-        TensorData::new(pixels, [batch, 1, 14, 14]),
-        TensorData::new(labels, [batch]),
-    )
-}
+#[path = "common/vision.rs"]
+mod vision;
+use vision::{VisionModel, generated_batch};
 
 /// One training step: forward, loss, backward (and the dump of the last step), optimizer.
 /// Returns the updated model and the loss; a dump that differs from the one it is compared

@@ -68,4 +68,24 @@ impl<B: AutodiffBackend> AutodiffBackend for Profiled<B> {
     fn q_from_inner(tensor: QuantizedTensor<Self::InnerBackend>) -> QuantizedTensor<Self> {
         B::q_from_inner(tensor)
     }
+
+    #[cfg(feature = "distributed")]
+    fn set_distributed_params(
+        tensor: FloatTensor<Self>,
+        param_id: burn_backend::distributed::DistributedParamId,
+    ) -> FloatTensor<Self> {
+        B::set_distributed_params(tensor, param_id)
+    }
+
+    #[cfg(feature = "distributed")]
+    fn distributed_params(
+        tensor: &FloatTensor<Self>,
+    ) -> Option<burn_backend::distributed::DistributedParams> {
+        B::distributed_params(tensor)
+    }
+
+    #[cfg(feature = "distributed")]
+    fn is_distributed(tensor: &FloatTensor<Self>) -> bool {
+        B::is_distributed(tensor)
+    }
 }

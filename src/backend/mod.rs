@@ -1,6 +1,8 @@
 //! `Profiled<B>`: a Burn backend that runs `B` and reports every op.
 
 mod autodiff;
+#[cfg(feature = "distributed")]
+mod distributed;
 pub(crate) mod forward;
 pub(crate) mod retag;
 mod table;
@@ -104,8 +106,9 @@ impl<B: Backend> Backend for Profiled<B> {
 
     fn sync(device: &Self::Device) -> Result<(), ExecutionError> {
         static OP: crate::probe::Op = crate::probe::Op::new("sync\0");
-        // The sync *is* the op: no extra per-op sync around it.
-        let _op = crate::probe::probe!(&OP, B, || None, Vec::new);
+        // With per-op sync on, the device is synced before the range opens too: the range
+        // then holds what is left, which is nothing. Per-op sync is for the other ops.
+        let _op = crate::probe::probe!(&OP, B, || Some(device.clone()), Vec::new);
         B::sync(device)
     }
 

@@ -101,16 +101,27 @@ impl<X: Backend> Backward<X, 1> for TapOp {
     }
 }
 
-impl<X: Backend, C: CheckpointStrategy> TapBackend for Autodiff<X, C> {
-    fn tap(tensor: FloatTensor<Self>, sink: Sink) -> (FloatTensor<Self>, bool) {
-        let node = tensor.node.clone();
-        let op = TapOp { sink };
-        match op.prepare::<C>([node]).compute_bound().stateful() {
-            OpsKind::Tracked(prep) => (prep.finish((), tensor.primitive), true),
-            OpsKind::UnTracked(prep) => (prep.finish(tensor.primitive), false),
+/// `Autodiff<X>` is an autodiff backend for every backend `X`, or, under burn's `distributed`
+/// feature, for every `DistributedBackend`.
+macro_rules! tap_autodiff {
+    ($inner:path) => {
+        impl<X: $inner, C: CheckpointStrategy> TapBackend for Autodiff<X, C> {
+            fn tap(tensor: FloatTensor<Self>, sink: Sink) -> (FloatTensor<Self>, bool) {
+                let node = tensor.node.clone();
+                let op = TapOp { sink };
+                match op.prepare::<C>([node]).compute_bound().stateful() {
+                    OpsKind::Tracked(prep) => (prep.finish((), tensor.primitive), true),
+                    OpsKind::UnTracked(prep) => (prep.finish(tensor.primitive), false),
+                }
+            }
         }
-    }
+    };
 }
+
+#[cfg(not(feature = "distributed"))]
+tap_autodiff!(Backend);
+#[cfg(feature = "distributed")]
+tap_autodiff!(burn_backend::distributed::DistributedBackend);
 
 /// `Profiled<Autodiff<X>>`: the tap goes to the autodiff backend inside (the primitives are
 /// the same).
