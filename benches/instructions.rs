@@ -9,19 +9,19 @@
 //!
 //! Workloads: `tiny` (a 2x2 float add: 3 backend ops) and `mlp` (one training step of a small
 //! MLP with Adam). Variants: `ndarray`, `off` (`Profiled`, everything off), `ranges` (NVTX op
-//! ranges on, no tool attached).
+//! ranges on, no tool attached), `stats` (op statistics on, keyed by op, phase and device).
 
 use std::hint::black_box;
 use std::process::Command;
 
 use burn::backend::{Autodiff, NdArray};
 use burn::tensor::backend::{AutodiffBackend, Backend};
-use burn_profiled::{Profiled, probe};
+use burn_profiled::{Profiled, probe, stats};
 
 mod workloads;
 use workloads::{MlpStep, TinyOp};
 
-const VARIANTS: [&str; 3] = ["ndarray", "off", "ranges"];
+const VARIANTS: [&str; 4] = ["ndarray", "off", "ranges", "stats"];
 /// Workloads and their two loop lengths.
 const WORKLOADS: [(&str, u64, u64); 2] = [("tiny", 20_000, 40_000), ("mlp", 100, 200)];
 
@@ -41,6 +41,9 @@ fn mlp<B: AutodiffBackend>(iterations: u64) {
 
 fn run_one(workload: &str, variant: &str, iterations: u64) {
     probe::set_op_ranges(variant == "ranges");
+    if variant == "stats" {
+        stats::start(stats::StatsConfig::default());
+    }
     match (workload, variant) {
         ("tiny", "ndarray") => tiny::<NdArray>(iterations),
         ("tiny", _) => tiny::<Profiled<NdArray>>(iterations),

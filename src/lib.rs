@@ -52,6 +52,8 @@ pub mod nvtx;
 mod python;
 mod session;
 pub mod stopwatch;
+#[cfg(feature = "train")]
+pub mod train;
 
 pub use sinks::{device_time, stats, trace};
 

@@ -1,0 +1,229 @@
+//! Train the vision model of `examples/train.rs` through a burn-train `Learner`, profiled by
+//! one registration ([`TrainProfiling::train_loader`]).
+//!
+//! ```text
+//! cargo run --release --features train --example learner -- [--epochs N] [--out DIR] [--preset P] [--config FILE]
+//! BURN_PROFILED=debug cargo run --release --features train --example learner
+//! cargo run --release --features cuda,train --example learner       # on a CUDA GPU
+//! ```
+//!
+//! burn-train's dashboard shows `Step Time` and `Top Op Share` next to loss and accuracy (in a
+//! terminal; elsewhere burn-train's plain renderer prints one line per iteration). At the end:
+//! the stopwatch report and the op table, and `trace.json`, `ops.json`, `run.json` in the
+//! output directory (burn-train's own logs go to `DIR/learner`); with `debug`, the last step's
+//! batch under `dumps/`.
+
+use std::path::PathBuf;
+
+use burn::data::dataloader::DataLoaderBuilder;
+use burn::data::dataloader::batcher::Batcher;
+use burn::data::dataset::Dataset;
+use burn::nn::loss::CrossEntropyLossConfig;
+use burn::optim::{AdamConfig, GradientsParams, Optimizer};
+use burn::tensor::backend::{AutodiffBackend, Backend};
+use burn::tensor::{Int, Tensor, TensorData};
+use burn::train::metric::{AccuracyMetric, LossMetric};
+use burn::train::{
+    ClassificationOutput, InferenceStep, Learner, SupervisedTraining, TrainOutput, TrainStep,
+};
+use burn_profiled::config::{Preset, RuntimeConfig};
+use burn_profiled::dump::Map;
+use burn_profiled::nvtx;
+use burn_profiled::train::TrainProfiling;
+use burn_profiled::{LaunchThread, Profiled};
+
+#[path = "common/vision.rs"]
+mod vision;
+use vision::{VisionModel, generated_batch};
+
+/// One generated image and its class.
+#[derive(Clone, Debug)]
+struct Item {
+    index: usize,
+}
+
+/// `len` generated images; the same index gives the same image.
+struct Generated {
+    len: usize,
+    offset: usize,
+}
+
+impl Dataset<Item> for Generated {
+    fn get(&self, index: usize) -> Option<Item> {
+        (index < self.len).then_some(Item {
+            index: self.offset + index,
+        })
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Batch<B: Backend> {
+    images: Tensor<B, 4>,
+    labels: Tensor<B, 1, Int>,
+}
+
+#[derive(Clone, Default)]
+struct ImageBatcher;
+
+impl<B: Backend> Batcher<B, Item, Batch<B>> for ImageBatcher {
+    fn batch(&self, items: Vec<Item>, device: &B::Device) -> Batch<B> {
+        // One generated image per item: its class and pixels depend on its index only.
+        let mut pixels = Vec::with_capacity(items.len() * 196);
+        let mut labels = Vec::with_capacity(items.len());
+        for item in &items {
+            let (image, label) = generated_batch(item.index, 1);
+            pixels.extend(image.to_vec::<f32>().unwrap_or_default());
+            labels.extend(label.to_vec::<i64>().unwrap_or_default());
+        }
+        let count = items.len();
+        Batch {
+            images: Tensor::from_data(TensorData::new(pixels, [count, 1, 14, 14]), device),
+            labels: Tensor::from_data(TensorData::new(labels, [count]), device),
+        }
+    }
+}
+
+fn classify<B: Backend>(model: &VisionModel<B>, batch: Batch<B>) -> ClassificationOutput<B> {
+    let logits = nvtx::scope("forward", || model.forward(batch.images, false));
+    let loss = CrossEntropyLossConfig::new()
+        .init(&logits.device())
+        .forward(logits.clone(), batch.labels.clone());
+    ClassificationOutput::new(loss, logits, batch.labels)
+}
+
+impl<B: AutodiffBackend> TrainStep for VisionModel<B> {
+    type Input = Batch<B>;
+    type Output = ClassificationOutput<B>;
+
+    fn step(&self, batch: Batch<B>) -> TrainOutput<ClassificationOutput<B>> {
+        let output = classify(self, batch);
+        let grads = nvtx::scope("backward", || output.loss.backward());
+        TrainOutput::new(self, grads, output)
+    }
+
+    fn optimize<B2, O>(self, optim: &mut O, lr: f64, grads: GradientsParams) -> Self
+    where
+        B2: AutodiffBackend,
+        O: Optimizer<Self, B2>,
+        Self: burn::module::AutodiffModule<B2>,
+    {
+        nvtx::scope("optimizer", || optim.step(lr, self, grads))
+    }
+}
+
+impl<B: Backend> InferenceStep for VisionModel<B> {
+    type Input = Batch<B>;
+    type Output = ClassificationOutput<B>;
+
+    fn step(&self, batch: Batch<B>) -> ClassificationOutput<B> {
+        classify(self, batch)
+    }
+}
+
+fn train<B: AutodiffBackend>(
+    config: RuntimeConfig,
+    args: Args,
+    launch_thread: impl FnOnce(&B::Device) -> Option<LaunchThread>,
+) -> std::io::Result<()> {
+    nvtx::name_current_thread("training");
+    let device = B::Device::default();
+    B::seed(&device, 0);
+    println!(
+        "backend {}, {} epochs of {} images, preset config:\n{}",
+        B::name(&device),
+        args.epochs,
+        args.items,
+        config.to_toml()
+    );
+    let profiling = TrainProfiling::start::<B>(config, &device, &args.out);
+    if let Some(launch_thread) = launch_thread(&device) {
+        profiling.set_launch_thread(launch_thread);
+    }
+    let train_loader = DataLoaderBuilder::new(ImageBatcher)
+        .batch_size(args.batch)
+        .shuffle(0)
+        .build(Generated {
+            len: args.items,
+            offset: 0,
+        });
+    let valid_loader = DataLoaderBuilder::new(ImageBatcher)
+        .batch_size(args.batch)
+        .build(Generated {
+            len: args.items / 4,
+            offset: 1_000_000,
+        });
+    // The one registration: each batch starts a profiled step (and, with dumps on, the last
+    // step's batch is dumped).
+    let train_loader = profiling.train_loader_dumping(train_loader, |batch: &Batch<B>| {
+        Map::new()
+            .with("images", batch.images.clone())
+            .with("labels", batch.labels.clone())
+    });
+    let training = SupervisedTraining::new(args.out.join("learner"), train_loader, valid_loader)
+        .metrics((AccuracyMetric::new(), LossMetric::new()))
+        .metric_train_numeric(profiling.step_time_metric())
+        .metric_train_numeric(profiling.top_op_metric())
+        .num_epochs(args.epochs);
+    let model = VisionModel::<B>::new(&device);
+    let _result = training.launch(Learner::new(model, AdamConfig::new().init(), 1e-2));
+    if let Some(summary) = profiling.finish()? {
+        for file in &summary.files {
+            println!("wrote {}", file.display());
+        }
+    }
+    Ok(())
+}
+
+/// Train the vision model through a burn-train Learner, profiled per the configuration.
+#[derive(clap::Parser)]
+struct Args {
+    /// Epochs.
+    #[arg(long, default_value_t = 2)]
+    epochs: usize,
+    /// Training images per epoch (a quarter as many for validation).
+    #[arg(long, default_value_t = 640)]
+    items: usize,
+    /// Images per batch.
+    #[arg(long, default_value_t = 32)]
+    batch: usize,
+    /// Where `trace.json`, `ops.json` and `run.json` go (burn-train's files under `learner/`).
+    #[arg(long, default_value = "target/burn-profiled/learner")]
+    out: PathBuf,
+    /// A preset: train, eval, profile or debug (default: `$BURN_PROFILED`, else profile).
+    #[arg(long, conflicts_with = "config")]
+    preset: Option<Preset>,
+    /// A configuration file (.toml or .json).
+    #[arg(long)]
+    config: Option<PathBuf>,
+}
+
+fn main() {
+    let args = <Args as clap::Parser>::parse();
+    let config = match (args.preset, &args.config) {
+        (Some(preset), _) => Ok(RuntimeConfig::preset(preset)),
+        (None, Some(file)) => RuntimeConfig::from_file(file),
+        (None, None) => RuntimeConfig::from_env_or(Preset::Profile),
+    };
+    let config = config.unwrap_or_else(|error| {
+        eprintln!("{error}");
+        std::process::exit(2)
+    });
+    #[cfg(feature = "cuda")]
+    type B = burn::backend::Autodiff<Profiled<burn::backend::Cuda>>;
+    #[cfg(not(feature = "cuda"))]
+    type B = burn::backend::Autodiff<Profiled<burn::backend::NdArray>>;
+    #[cfg(feature = "cuda")]
+    let launch_thread = |device: &burn::backend::cuda::CudaDevice| {
+        Some(LaunchThread::cubecl::<burn::backend::Cuda>(device))
+    };
+    #[cfg(not(feature = "cuda"))]
+    let launch_thread = |_: &burn::backend::ndarray::NdArrayDevice| None;
+    if let Err(error) = train::<B>(config, args, launch_thread) {
+        eprintln!("error: {error}");
+        std::process::exit(1);
+    }
+}

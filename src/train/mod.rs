@@ -1,0 +1,234 @@
+//! Profiling a burn-train `Learner` run (cargo feature `train`).
+//!
+//! ```no_run
+//! # use std::sync::Arc;
+//! # use burn::backend::{Autodiff, NdArray};
+//! # use burn::data::dataloader::DataLoader;
+//! use burn_profiled::Profiled;
+//! use burn_profiled::train::TrainProfiling;
+//! # type B = Autodiff<Profiled<NdArray>>;
+//! # fn loaders() -> (Arc<dyn DataLoader<B, ()>>, ()) { unimplemented!() }
+//!
+//! let device = Default::default();
+//! // `BURN_PROFILED=profile` (or a preset, or a config file); nothing is on when it is unset.
+//! let profiling = TrainProfiling::from_env::<B>(&device, "target/run").unwrap();
+//! # let (train_loader, _valid_loader) = loaders();
+//! let train_loader = profiling.train_loader(train_loader);  // the one registration
+//! // SupervisedTraining::new(dir, train_loader, valid_loader)
+//! //     .metric_train_numeric(profiling.step_time_metric())  // optional: in the dashboard
+//! //     .metric_train_numeric(profiling.top_op_metric())
+//! //     ...launch(learner);
+//! let summary = profiling.finish().unwrap();                  // trace.json, ops.json, run.json
+//! ```
+//!
+//! # Where it hooks in, and why there
+//!
+//! burn-train 0.21 offers metrics, metric loggers, renderers, checkpointing and early-stopping
+//! strategies, an interrupter, a learning-rate scheduler and custom training strategies. Of
+//! these, only three run on the training thread at every iteration: the train data loader's
+//! `next()`, the learning-rate scheduler's `step()`, and a custom strategy, which replaces
+//! burn-train's whole loop. Metrics, loggers and renderers run on burn-train's worker threads,
+//! up to two iterations behind the step, so they cannot switch the per-op tools at a step
+//! boundary or time a step.
+//!
+//! The train data loader is the cleanest: its iterator's `next()` is where an iteration starts
+//! and where the previous one ended, on the training thread, for every execution strategy
+//! (with one device, the thread that called `launch`), and wrapping it changes nothing else of
+//! the run. The learning-rate scheduler is called too, but its state is saved in checkpoints
+//! and its type is part of the learner's; a custom strategy would reimplement burn-train's loop
+//! (gradient accumulation, validation, checkpoints, early stopping) and drift from it.
+//!
+//! So [`TrainProfiling::train_loader`] wraps the train loader. Each `next()`:
+//! * ends the step in progress: the `step` stopwatch measurement and NVTX range, the step time,
+//!   and the session's `finish_iter` (warm-up, per-op tools on after it, the capture range,
+//!   the memory guard: past its limit, the loader ends every epoch, so training ends);
+//! * loads the next batch inside a `load batch` measurement and range;
+//! * opens the next step.
+//!
+//! A step is thus everything burn-train does for one batch: the forward and backward pass
+//! (`TrainStep::step`), the optimizer step, and handing the output to the metrics thread. The
+//! split into forward, backward and optimizer is not visible to any hook: put
+//! `nvtx::scope("forward", ..)` (and `"backward"`) in your `TrainStep::step`, and override
+//! `TrainStep::optimize` for `"optimizer"`; the op table groups ops by those phases.
+//! Validation runs between epochs, outside any step.
+//!
+//! Dumps (the `debug` preset): the last step's batch, through the function given to
+//! [`TrainProfiling::train_loader_dumping`]. The gradients are not reachable from a hook:
+//! burn-train passes them from `TrainStep::step` straight to the optimizer. Call
+//! `dump::global::set_gradients_from::<B>(&grads)` in your `TrainStep::step` for them.
+
+mod loader;
+mod metrics;
+
+use std::io;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Instant;
+
+use burn_backend::Backend;
+
+use crate::config::{ConfigError, Preset, RuntimeConfig};
+use crate::dump::{self, AddOptions, DumpType, Map};
+use crate::{RunSummary, Session, nvtx, stopwatch};
+
+pub use loader::ProfiledLoader;
+pub use metrics::{StepTimeMetric, TopOpMetric};
+
+/// Drives a [`Session`] from a burn-train `Learner` run: see the [module docs](self).
+#[derive(Clone)]
+pub struct TrainProfiling {
+    shared: Arc<Shared>,
+}
+
+/// What the loader (on the training thread), the metrics (on burn-train's worker thread) and
+/// the user share.
+struct Shared {
+    session: Mutex<Option<Session>>,
+    steps: Mutex<Steps>,
+}
+
+/// The steps so far.
+#[derive(Default)]
+struct Steps {
+    /// The step in progress: when it started, and the thread it runs on.
+    open: Option<(Instant, std::thread::ThreadId)>,
+    /// The last finished step's time, in seconds.
+    last_seconds: Option<f64>,
+    /// The memory guard stopped the run: the loader ends every epoch from now on.
+    stopped: bool,
+    /// The last step's batch, for the dump at the end (the `debug` preset).
+    last_batch: Option<Map>,
+}
+
+impl TrainProfiling {
+    /// Starts a session with `config` on `device` (of the training backend `B`), writing its
+    /// artefacts to `out_dir` at [`finish`](TrainProfiling::finish).
+    ///
+    /// # Panics
+    /// As [`Session::start`]: if a tool it enables was enabled before in this process.
+    pub fn start<B: Backend>(
+        config: RuntimeConfig,
+        device: &B::Device,
+        out_dir: impl Into<PathBuf>,
+    ) -> Self {
+        TrainProfiling {
+            shared: Arc::new(Shared {
+                session: Mutex::new(Some(Session::start::<B>(config, device, out_dir))),
+                steps: Mutex::new(Steps::default()),
+            }),
+        }
+    }
+
+    /// [`start`](TrainProfiling::start) with the configuration `BURN_PROFILED` names (a
+    /// preset or a file), the `train` preset (everything off) when it is unset.
+    pub fn from_env<B: Backend>(
+        device: &B::Device,
+        out_dir: impl Into<PathBuf>,
+    ) -> Result<Self, ConfigError> {
+        let config = RuntimeConfig::from_env_or(Preset::Train)?;
+        Ok(Self::start::<B>(config, device, out_dir))
+    }
+
+    /// Wraps burn-train's train data loader: every batch it gives starts a step (see the
+    /// [module docs](self)). Pass the result to `SupervisedTraining::new`.
+    pub fn train_loader<B: Backend, I: 'static>(
+        &self,
+        loader: Arc<dyn burn::data::dataloader::DataLoader<B, I>>,
+    ) -> Arc<dyn burn::data::dataloader::DataLoader<B, I>> {
+        Arc::new(ProfiledLoader::new(self.clone(), loader, None))
+    }
+
+    /// [`train_loader`](TrainProfiling::train_loader), and with dumps on (the `debug`
+    /// preset) `to_dump` turns each batch into what the dump records under `batch`; the last
+    /// step's is dumped at [`finish`](TrainProfiling::finish).
+    pub fn train_loader_dumping<B: Backend, I: 'static>(
+        &self,
+        loader: Arc<dyn burn::data::dataloader::DataLoader<B, I>>,
+        to_dump: impl Fn(&I) -> Map + Send + Sync + 'static,
+    ) -> Arc<dyn burn::data::dataloader::DataLoader<B, I>> {
+        Arc::new(ProfiledLoader::new(
+            self.clone(),
+            loader,
+            Some(Arc::new(to_dump)),
+        ))
+    }
+
+    /// A numeric metric for burn-train's dashboard: the time of the last step, in ms (the
+    /// epoch's mean next to it).
+    pub fn step_time_metric(&self) -> StepTimeMetric {
+        StepTimeMetric::new(self.clone())
+    }
+
+    /// A numeric metric for burn-train's dashboard: the share of op time spent in the op that
+    /// takes the most, in percent, with its name (needs `[stats] enabled`, as in `profile`).
+    pub fn top_op_metric(&self) -> TopOpMetric {
+        TopOpMetric::new()
+    }
+
+    /// Closes the step in progress, dumps the last step's batch (with dumps on), and finishes
+    /// the session: the stopwatch report and the op table on stdout, the artefacts in the
+    /// output directory. Later calls, and those of clones, return `Ok(None)`.
+    pub fn finish(&self) -> io::Result<Option<RunSummary>> {
+        let Some(mut session) = self.shared.session().take() else {
+            return Ok(None);
+        };
+        self.shared.end_step(&mut session);
+        let last_batch = self.shared.steps().last_batch.take();
+        if let Some(batch) = last_batch {
+            dump::global::add_tensor_data("batch", batch, AddOptions::new(DumpType::Json))
+                .and_then(|()| dump::global::dump(true).map(|_| ()))
+                .map_err(io::Error::other)?;
+        }
+        session.finish().map(Some)
+    }
+
+    /// Gives the session the thread its device's kernels are launched on (see
+    /// [`Session::set_launch_thread`]): burn-train runs the steps, so they stay on the
+    /// training thread, and each op queues its range on the launch thread around its kernels.
+    pub fn set_launch_thread(&self, launch_thread: crate::LaunchThread) {
+        if let Some(session) = self.shared.session().as_mut() {
+            session.set_launch_thread(launch_thread);
+        }
+    }
+
+    /// The time of the last finished step, in seconds.
+    pub fn last_step_seconds(&self) -> Option<f64> {
+        self.shared.steps().last_seconds
+    }
+}
+
+impl Shared {
+    fn session(&self) -> MutexGuard<'_, Option<Session>> {
+        self.session.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn steps(&self) -> MutexGuard<'_, Steps> {
+        self.steps.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Ends the step in progress, if any: its measurement and range (on its own thread), its
+    /// time, and the session's iteration.
+    fn end_step(&self, session: &mut Session) {
+        let mut steps = self.steps();
+        let Some((started, thread)) = steps.open.take() else {
+            return;
+        };
+        if thread == std::thread::current().id() {
+            stopwatch::end_meas("step");
+            nvtx::range_pop(Some("step"));
+        }
+        steps.last_seconds = Some(started.elapsed().as_secs_f64());
+        if let Err(exceeded) = session.finish_iter() {
+            println!("{exceeded}: ending the training");
+            steps.stopped = true;
+        }
+    }
+
+    /// A batch arrived: the next step starts.
+    fn start_step(&self) {
+        let mut steps = self.steps();
+        nvtx::range_push("step");
+        stopwatch::start_meas("step");
+        steps.open = Some((Instant::now(), std::thread::current().id()));
+    }
+}
