@@ -9,7 +9,7 @@
 
 use burn::backend::wgpu::WgpuDevice;
 use burn::backend::{Autodiff, Wgpu};
-use burn::module::{Module, ModuleMapper, ModuleVisitor, Param};
+use burn::module::Module;
 use burn::nn::{Linear, LinearConfig};
 use burn::optim::{GradientsAccumulator, GradientsParams, Optimizer, SgdConfig};
 use burn::tensor::Tensor;
@@ -17,41 +17,13 @@ use burn::tensor::backend::{AutodiffBackend, Backend};
 use burn_profiled::{DeviceSync, LaunchThread, Profiled, probe};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 
+#[path = "../examples/common/transfer.rs"]
+mod transfer;
+use transfer::{fork_via_host as fork, grads_via_host as grads_to};
+
 #[derive(Module, Debug)]
 struct Mlp<B: Backend> {
     layers: Vec<Linear<B>>,
-}
-
-/// The model on `device`, through host memory (burn 0.21 moves tensors between CubeCL devices
-/// with a device-to-device copy CubeCL implements on CUDA only).
-fn fork<B: AutodiffBackend>(model: Mlp<B>, device: &B::Device) -> Mlp<B> {
-    struct ViaHost<'a, B: AutodiffBackend>(&'a B::Device);
-    impl<B: AutodiffBackend> ModuleMapper<B> for ViaHost<'_, B> {
-        fn map_float<const D: usize>(&mut self, param: Param<Tensor<B, D>>) -> Param<Tensor<B, D>> {
-            let (id, tensor, mapper) = param.consume();
-            let moved = Tensor::from_data(tensor.to_data(), self.0).require_grad();
-            Param::from_mapped_value(id, moved, mapper)
-        }
-    }
-    model.map(&mut ViaHost(device))
-}
-
-fn grads_to<B: AutodiffBackend>(
-    mut grads: GradientsParams,
-    model: &Mlp<B>,
-    device: &B::Device,
-) -> GradientsParams {
-    struct ViaHost<'a, B: AutodiffBackend>(&'a B::Device, &'a mut GradientsParams);
-    impl<B: AutodiffBackend> ModuleVisitor<B> for ViaHost<'_, B> {
-        fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<B, D>>) {
-            if let Some(grad) = self.1.remove::<B::InnerBackend, D>(param.id) {
-                let moved = Tensor::from_data(grad.into_data(), self.0);
-                self.1.register::<B::InnerBackend, D>(param.id, moved);
-            }
-        }
-    }
-    model.visit(&mut ViaHost::<B>(device, &mut grads));
-    grads
 }
 
 struct Step<B: AutodiffBackend> {

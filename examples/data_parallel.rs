@@ -22,16 +22,22 @@
 use std::path::PathBuf;
 use std::sync::mpsc;
 
-use burn::module::{AutodiffModule, Module, ModuleMapper, ModuleVisitor, Param};
+use burn::module::{AutodiffModule, Module};
 use burn::nn::loss::CrossEntropyLossConfig;
 use burn::optim::{AdamConfig, GradientsAccumulator, GradientsParams, Optimizer};
 use burn::tensor::backend::AutodiffBackend;
 use burn::tensor::{Int, Tensor, TensorData};
-use burn_profiled::config::{Preset, RuntimeConfig};
+use burn_profiled::config::RuntimeConfig;
 use burn_profiled::{LaunchThread, Profiled, Session, nvtx, stopwatch};
 
+#[path = "common/cli.rs"]
+mod cli;
+#[path = "common/transfer.rs"]
+mod transfer;
 #[path = "common/vision.rs"]
 mod vision;
+use cli::ConfigArgs;
+use transfer::{fork_via_host, grads_via_host};
 use vision::{VisionModel, generated_batch};
 
 /// How tensors move between devices. burn 0.21's CubeCL backends move them with the runtime's
@@ -51,49 +57,22 @@ fn fork<B: AutodiffBackend>(
     device: &B::Device,
     transfer: Transfer,
 ) -> VisionModel<B> {
-    /// Copies every parameter to the device through host memory.
-    struct ViaHost<'a, B: AutodiffBackend>(&'a B::Device);
-    impl<B: AutodiffBackend> ModuleMapper<B> for ViaHost<'_, B> {
-        fn map_float<const D: usize>(&mut self, param: Param<Tensor<B, D>>) -> Param<Tensor<B, D>> {
-            let (id, tensor, mapper) = param.consume();
-            let moved = Tensor::from_data(tensor.to_data(), self.0);
-            let moved = if tensor.is_require_grad() {
-                moved.require_grad()
-            } else {
-                moved
-            };
-            Param::from_mapped_value(id, moved, mapper)
-        }
-    }
     match transfer {
         Transfer::Native => model.fork(device),
-        Transfer::ViaHost => model.map(&mut ViaHost(device)),
+        Transfer::ViaHost => fork_via_host(model, device),
     }
 }
 
 /// `grads` (of `model`'s parameters) on `device`.
 fn grads_to<B: AutodiffBackend, M: AutodiffModule<B>>(
-    mut grads: GradientsParams,
+    grads: GradientsParams,
     model: &M,
     device: &B::Device,
     transfer: Transfer,
 ) -> GradientsParams {
-    /// Copies every gradient to the device through host memory.
-    struct ViaHost<'a, B: AutodiffBackend>(&'a B::Device, &'a mut GradientsParams);
-    impl<B: AutodiffBackend> ModuleVisitor<B> for ViaHost<'_, B> {
-        fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<B, D>>) {
-            if let Some(grad) = self.1.remove::<B::InnerBackend, D>(param.id) {
-                let moved = Tensor::from_data(grad.into_data(), self.0);
-                self.1.register::<B::InnerBackend, D>(param.id, moved);
-            }
-        }
-    }
     match transfer {
         Transfer::Native => grads.to_device(device, model),
-        Transfer::ViaHost => {
-            model.visit(&mut ViaHost::<B>(device, &mut grads));
-            grads
-        }
+        Transfer::ViaHost => grads_via_host(grads, model, device),
     }
 }
 
@@ -399,25 +378,13 @@ struct Args {
     /// Where `trace.json`, `ops.json`, `ops_by_device.json` and `run.json` go.
     #[arg(long, default_value = "target/burn-profiled/data_parallel")]
     out: PathBuf,
-    /// A preset: train, eval, profile or debug (default: `$BURN_PROFILED`, else profile).
-    #[arg(long, conflicts_with = "config")]
-    preset: Option<Preset>,
-    /// A configuration file (.toml or .json).
-    #[arg(long)]
-    config: Option<PathBuf>,
+    #[command(flatten)]
+    config: ConfigArgs,
 }
 
 fn main() {
     let args = <Args as clap::Parser>::parse();
-    let config = match (args.preset, &args.config) {
-        (Some(preset), _) => Ok(RuntimeConfig::preset(preset)),
-        (None, Some(file)) => RuntimeConfig::from_file(file),
-        (None, None) => RuntimeConfig::from_env_or(Preset::Profile),
-    };
-    let mut config = config.unwrap_or_else(|error| {
-        eprintln!("{error}");
-        std::process::exit(2)
-    });
+    let mut config = args.config.runtime_config();
     // Dumps are a single-device tool: the replicas' gradients are not taped here.
     config.dump.enabled = false;
     if args.devices == 0 || args.batch < args.devices {

@@ -4,6 +4,8 @@
 //! ```text
 //! cargo run --release --features train --example learner -- [--epochs N] [--out DIR] [--preset P] [--config FILE]
 //! BURN_PROFILED=debug cargo run --release --features train --example learner
+//! cargo run --release --features train --example learner -- --side-by-side 10
+//!     # epoch time without the integration and with it (everything off), alternated
 //! cargo run --release --features cuda,train --example learner       # on a CUDA GPU
 //! ```
 //!
@@ -26,14 +28,19 @@ use burn::train::metric::{AccuracyMetric, LossMetric};
 use burn::train::{
     ClassificationOutput, InferenceStep, Learner, SupervisedTraining, TrainOutput, TrainStep,
 };
+use burn_profiled::LaunchThread;
 use burn_profiled::config::{Preset, RuntimeConfig};
 use burn_profiled::dump::Map;
 use burn_profiled::nvtx;
 use burn_profiled::train::TrainProfiling;
-use burn_profiled::{LaunchThread, Profiled};
 
+#[path = "common/backend.rs"]
+mod backend;
+#[path = "common/cli.rs"]
+mod cli;
 #[path = "common/vision.rs"]
 mod vision;
+use cli::ConfigArgs;
 use vision::{VisionModel, generated_batch};
 
 /// One generated image and its class.
@@ -124,6 +131,115 @@ impl<B: Backend> InferenceStep for VisionModel<B> {
     }
 }
 
+/// The train and validation loaders of `args`.
+#[allow(clippy::type_complexity)]
+fn loaders<B: AutodiffBackend>(
+    args: &Args,
+) -> (
+    std::sync::Arc<dyn burn::data::dataloader::DataLoader<B, Batch<B>>>,
+    std::sync::Arc<dyn burn::data::dataloader::DataLoader<B::InnerBackend, Batch<B::InnerBackend>>>,
+) {
+    let train = DataLoaderBuilder::new(ImageBatcher)
+        .batch_size(args.batch)
+        .shuffle(0)
+        .build(Generated {
+            len: args.items,
+            offset: 0,
+        });
+    let valid = DataLoaderBuilder::new(ImageBatcher)
+        .batch_size(args.batch)
+        .build(Generated {
+            len: args.items / 4,
+            offset: 1_000_000,
+        });
+    (train, valid)
+}
+
+/// A renderer that shows nothing, for the side-by-side timing.
+struct Quiet;
+
+impl burn::train::renderer::MetricsRendererTraining for Quiet {
+    fn update_train(&mut self, _: burn::train::renderer::MetricState) {}
+    fn update_valid(&mut self, _: burn::train::renderer::MetricState) {}
+    fn render_train(
+        &mut self,
+        _: burn::train::renderer::TrainingProgress,
+        _: Vec<burn::train::renderer::ProgressType>,
+    ) {
+    }
+    fn render_valid(
+        &mut self,
+        _: burn::train::renderer::TrainingProgress,
+        _: Vec<burn::train::renderer::ProgressType>,
+    ) {
+    }
+}
+
+impl burn::train::renderer::MetricsRendererEvaluation for Quiet {
+    fn update_test(
+        &mut self,
+        _: burn::train::renderer::EvaluationName,
+        _: burn::train::renderer::MetricState,
+    ) {
+    }
+    fn render_test(
+        &mut self,
+        _: burn::train::renderer::EvaluationProgress,
+        _: Vec<burn::train::renderer::ProgressType>,
+    ) {
+    }
+}
+
+impl burn::train::renderer::MetricsRenderer for Quiet {
+    fn manual_close(&mut self) {}
+    fn register_metric(&mut self, _: burn::train::metric::MetricDefinition) {}
+}
+
+/// One epoch without the integration and one with it (the `train` preset: everything off),
+/// `rounds` times, alternated; prints the median epoch time of each.
+fn side_by_side<B: AutodiffBackend>(args: &Args, rounds: usize) {
+    let device = B::Device::default();
+    let quiet = args.out.join("side-by-side");
+    let epoch = |profiling: Option<&TrainProfiling>| {
+        B::seed(&device, 0);
+        let (train, valid) = loaders::<B>(args);
+        let train = match profiling {
+            Some(profiling) => profiling.train_loader(train),
+            None => train,
+        };
+        let started = std::time::Instant::now();
+        SupervisedTraining::new(&quiet, train, valid)
+            .metrics((AccuracyMetric::new(), LossMetric::new()))
+            .renderer(Quiet)
+            .with_application_logger(None)
+            .num_epochs(1)
+            .launch(Learner::new(
+                VisionModel::<B>::new(&device),
+                AdamConfig::new().init(),
+                1e-2,
+            ));
+        started.elapsed().as_secs_f64()
+    };
+    let profiling =
+        TrainProfiling::start::<B>(RuntimeConfig::preset(Preset::Train), &device, &quiet);
+    let (mut without, mut with) = (Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        without.push(epoch(None));
+        with.push(epoch(Some(&profiling)));
+    }
+    let median = |times: &mut Vec<f64>| {
+        times.sort_by(f64::total_cmp);
+        times[times.len() / 2]
+    };
+    let (without, with) = (median(&mut without), median(&mut with));
+    println!(
+        "epoch time, median of {rounds}: without the integration {:.1} ms, with it (everything off) {:.1} ms: {:.4}x",
+        without * 1e3,
+        with * 1e3,
+        with / without
+    );
+}
+
 fn train<B: AutodiffBackend>(
     config: RuntimeConfig,
     args: Args,
@@ -143,19 +259,7 @@ fn train<B: AutodiffBackend>(
     if let Some(launch_thread) = launch_thread(&device) {
         profiling.set_launch_thread(launch_thread);
     }
-    let train_loader = DataLoaderBuilder::new(ImageBatcher)
-        .batch_size(args.batch)
-        .shuffle(0)
-        .build(Generated {
-            len: args.items,
-            offset: 0,
-        });
-    let valid_loader = DataLoaderBuilder::new(ImageBatcher)
-        .batch_size(args.batch)
-        .build(Generated {
-            len: args.items / 4,
-            offset: 1_000_000,
-        });
+    let (train_loader, valid_loader) = loaders::<B>(&args);
     // The one registration: each batch starts a profiled step (and, with dumps on, the last
     // step's batch is dumped).
     let train_loader = profiling.train_loader_dumping(train_loader, |batch: &Batch<B>| {
@@ -193,35 +297,22 @@ struct Args {
     /// Where `trace.json`, `ops.json` and `run.json` go (burn-train's files under `learner/`).
     #[arg(long, default_value = "target/burn-profiled/learner")]
     out: PathBuf,
-    /// A preset: train, eval, profile or debug (default: `$BURN_PROFILED`, else profile).
-    #[arg(long, conflicts_with = "config")]
-    preset: Option<Preset>,
-    /// A configuration file (.toml or .json).
-    #[arg(long)]
-    config: Option<PathBuf>,
+    #[command(flatten)]
+    config: ConfigArgs,
+    /// Instead of training: time ROUNDS epochs without the integration and with it
+    /// (everything off), alternated, and print the median of each.
+    #[arg(long, value_name = "ROUNDS")]
+    side_by_side: Option<usize>,
 }
 
 fn main() {
     let args = <Args as clap::Parser>::parse();
-    let config = match (args.preset, &args.config) {
-        (Some(preset), _) => Ok(RuntimeConfig::preset(preset)),
-        (None, Some(file)) => RuntimeConfig::from_file(file),
-        (None, None) => RuntimeConfig::from_env_or(Preset::Profile),
-    };
-    let config = config.unwrap_or_else(|error| {
-        eprintln!("{error}");
-        std::process::exit(2)
-    });
-    #[cfg(feature = "cuda")]
-    type B = burn::backend::Autodiff<Profiled<burn::backend::Cuda>>;
-    #[cfg(not(feature = "cuda"))]
-    type B = burn::backend::Autodiff<Profiled<burn::backend::NdArray>>;
-    #[cfg(feature = "cuda")]
-    let launch_thread = |device: &burn::backend::cuda::CudaDevice| {
-        Some(LaunchThread::cubecl::<burn::backend::Cuda>(device))
-    };
-    #[cfg(not(feature = "cuda"))]
-    let launch_thread = |_: &burn::backend::ndarray::NdArrayDevice| None;
+    let config = args.config.runtime_config();
+    type B = backend::Training;
+    let launch_thread = backend::launch_thread;
+    if let Some(rounds) = args.side_by_side {
+        return side_by_side::<B>(&args, rounds.max(1));
+    }
     if let Err(error) = train::<B>(config, args, launch_thread) {
         eprintln!("error: {error}");
         std::process::exit(1);

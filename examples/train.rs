@@ -28,14 +28,19 @@ use std::sync::mpsc;
 use burn::nn::loss::CrossEntropyLossConfig;
 use burn::optim::{AdamConfig, GradientsParams, Optimizer};
 use burn::tensor::{Int, Tensor};
-use burn_profiled::config::{Preset, RuntimeConfig};
+use burn_profiled::config::RuntimeConfig;
 use burn_profiled::dump::{self, AddOptions, DumpType, Map, TapBackend};
 use burn_profiled::nvtx;
-use burn_profiled::{LaunchThread, Profiled, Session, stopwatch};
+use burn_profiled::{LaunchThread, Session, stopwatch};
 use indicatif::{ProgressBar, ProgressStyle};
 
+#[path = "common/backend.rs"]
+mod backend;
+#[path = "common/cli.rs"]
+mod cli;
 #[path = "common/vision.rs"]
 mod vision;
+use cli::ConfigArgs;
 use vision::{VisionModel, generated_batch};
 
 /// One training step: forward, loss, backward (and the dump of the last step), optimizer.
@@ -201,35 +206,15 @@ struct Args {
     /// Where `trace.json`, `ops.json` and `run.json` go.
     #[arg(long, default_value = "target/burn-profiled/train")]
     out: PathBuf,
-    /// A preset: train, eval, profile or debug (default: `$BURN_PROFILED`, else profile).
-    #[arg(long, conflicts_with = "config")]
-    preset: Option<Preset>,
-    /// A configuration file (.toml or .json).
-    #[arg(long)]
-    config: Option<PathBuf>,
+    #[command(flatten)]
+    config: ConfigArgs,
 }
 
 fn main() {
     let args = <Args as clap::Parser>::parse();
-    let config = match (args.preset, &args.config) {
-        (Some(preset), _) => Ok(RuntimeConfig::preset(preset)),
-        (None, Some(file)) => RuntimeConfig::from_file(file),
-        (None, None) => RuntimeConfig::from_env_or(Preset::Profile),
-    };
-    let config = config.unwrap_or_else(|error| {
-        eprintln!("{error}");
-        std::process::exit(2)
-    });
-    #[cfg(feature = "cuda")]
-    type B = burn::backend::Autodiff<Profiled<burn::backend::Cuda>>;
-    #[cfg(not(feature = "cuda"))]
-    type B = burn::backend::Autodiff<Profiled<burn::backend::NdArray>>;
-    #[cfg(feature = "cuda")]
-    let launch_thread = |device: &burn::backend::cuda::CudaDevice| {
-        Some(LaunchThread::cubecl::<burn::backend::Cuda>(device))
-    };
-    #[cfg(not(feature = "cuda"))]
-    let launch_thread = |_: &burn::backend::ndarray::NdArrayDevice| None;
+    let config = args.config.runtime_config();
+    type B = backend::Training;
+    let launch_thread = backend::launch_thread;
     if let Err(error) = train::<B>(config, args, launch_thread) {
         eprintln!("error: {error}");
         std::process::exit(1);

@@ -13,6 +13,9 @@ use nvtx_recorder::{Event, Kind, Message};
 
 nvtx_recorder::install_static!();
 
+#[path = "../examples/common/transfer.rs"]
+mod transfer;
+
 /// The switches and statistics are process-wide: one test at a time.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
@@ -121,52 +124,18 @@ fn each_device_has_its_rows_its_track_and_its_op_ranges_on_its_own_thread() {
 
 mod data_parallel {
     use burn::backend::Autodiff;
-    use burn::module::{Module, ModuleMapper, ModuleVisitor, Param};
+    use burn::module::Module;
     use burn::nn::{Linear, LinearConfig};
     use burn::optim::{GradientsAccumulator, GradientsParams, Optimizer, SgdConfig};
     use burn::tensor::backend::AutodiffBackend;
 
     use super::*;
+    use crate::transfer::{fork_via_host as fork, grads_via_host as grads_to};
 
     #[derive(Module, Debug)]
     struct Mlp<B: Backend> {
         first: Linear<B>,
         second: Linear<B>,
-    }
-
-    /// The model on `device`, through host memory (burn 0.21 moves tensors between CubeCL
-    /// devices with a device-to-device copy CubeCL implements on CUDA only).
-    fn fork<B: AutodiffBackend>(model: Mlp<B>, device: &B::Device) -> Mlp<B> {
-        struct ViaHost<'a, B: AutodiffBackend>(&'a B::Device);
-        impl<B: AutodiffBackend> ModuleMapper<B> for ViaHost<'_, B> {
-            fn map_float<const D: usize>(
-                &mut self,
-                param: Param<Tensor<B, D>>,
-            ) -> Param<Tensor<B, D>> {
-                let (id, tensor, mapper) = param.consume();
-                let moved = Tensor::from_data(tensor.to_data(), self.0).require_grad();
-                Param::from_mapped_value(id, moved, mapper)
-            }
-        }
-        model.map(&mut ViaHost(device))
-    }
-
-    fn grads_to<B: AutodiffBackend>(
-        mut grads: GradientsParams,
-        model: &Mlp<B>,
-        device: &B::Device,
-    ) -> GradientsParams {
-        struct ViaHost<'a, B: AutodiffBackend>(&'a B::Device, &'a mut GradientsParams);
-        impl<B: AutodiffBackend> ModuleVisitor<B> for ViaHost<'_, B> {
-            fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<B, D>>) {
-                if let Some(grad) = self.1.remove::<B::InnerBackend, D>(param.id) {
-                    let moved = Tensor::from_data(grad.into_data(), self.0);
-                    self.1.register::<B::InnerBackend, D>(param.id, moved);
-                }
-            }
-        }
-        model.visit(&mut ViaHost::<B>(device, &mut grads));
-        grads
     }
 
     /// Three data-parallel steps: each device's replica computes the gradients of its share on

@@ -16,8 +16,8 @@ use burn_std::IntDType;
 use nvtx_recorder::{Event, Kind, Message};
 
 mod support;
-use support::Started;
 use support::stand_in::stand_in;
+use support::{Started, small_ops};
 
 nvtx_recorder::install_static!();
 
@@ -41,13 +41,6 @@ fn op_ranges(events: &[Event]) -> Vec<(String, i32)> {
             other => panic!("unexpected op range event {other:?}"),
         })
         .collect()
-}
-
-fn small_ops<B: burn::tensor::backend::Backend>() -> TensorData {
-    let device = Default::default();
-    let x = Tensor::<B, 2>::from_floats([[1.0, 2.0], [3.0, 4.0]], &device);
-    let y = x.clone().matmul(x.clone()).exp() + x;
-    y.into_data()
 }
 
 #[test]

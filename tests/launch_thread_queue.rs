@@ -6,7 +6,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
 use burn::backend::NdArray;
-use burn::tensor::{Tensor, TensorData};
+use burn::tensor::Tensor;
 use burn_backend::ops::FloatTensorOps;
 use burn_profiled::probe::{self, Op, OpObserver};
 use burn_profiled::{LaunchThread, Profiled, stats};
@@ -14,8 +14,8 @@ use burn_std::IntDType;
 use nvtx_recorder::{Event, Kind, Message};
 
 mod support;
-use support::Started;
 use support::stand_in::stand_in;
+use support::{Started, small_ops};
 
 nvtx_recorder::install_static!();
 
@@ -36,13 +36,6 @@ fn ranges_and_marks(events: &[Event]) -> Vec<String> {
             _ => None,
         })
         .collect()
-}
-
-fn small_ops<B: burn::tensor::backend::Backend>() -> TensorData {
-    let device = Default::default();
-    let x = Tensor::<B, 2>::from_floats([[1.0, 2.0], [3.0, 4.0]], &device);
-    let y = x.clone().matmul(x.clone()).exp() + x;
-    y.into_data()
 }
 
 /// Stands for the backend's kernel launch: every op sends a mark to the launch thread while

@@ -8,6 +8,14 @@ use std::sync::Mutex;
 
 use burn_profiled::probe::{Op, OpObserver};
 
+/// A few ops on the default device (`from_data`, `matmul`, `exp`, `add`, `into_data`).
+pub fn small_ops<B: burn::tensor::backend::Backend>() -> burn::tensor::TensorData {
+    let device = Default::default();
+    let x = burn::tensor::Tensor::<B, 2>::from_floats([[1.0, 2.0], [3.0, 4.0]], &device);
+    let y = x.clone().matmul(x.clone()).exp() + x;
+    y.into_data()
+}
+
 /// The ops started, with the OS thread each started on.
 #[derive(Default)]
 pub struct Started(pub Mutex<Vec<(&'static str, u64)>>);

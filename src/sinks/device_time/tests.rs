@@ -262,6 +262,25 @@ fn a_kernel_handed_over_one_collection_late_still_finds_its_op() {
     assert_eq!(stop().unattributed_kernels, 1);
 }
 
+/// Plays CUPTI for one kernel of `ns` launched under the op `id`, collects it, stops device
+/// time and statistics, and returns the row of `float_exp`.
+fn one_kernel_of(id: u64, ns: u64) -> stats::Row {
+    ingest([
+        Activity::External {
+            external: id,
+            correlation: 30,
+        },
+        kernel(30, ns, 0),
+    ]);
+    assert_eq!(probe::flush_device_time(), 1);
+    assert_eq!(stop().unattributed_kernels, 0);
+    stats::stop();
+    let rows = stats::snapshot().rows(stats::GroupBy::Op);
+    rows.into_iter()
+        .find(|row| row.op == "float_exp")
+        .expect("a float_exp row")
+}
+
 #[test]
 fn nested_ops_push_their_ids_in_order_and_a_kernel_goes_to_the_innermost() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
@@ -279,18 +298,7 @@ fn nested_ops_push_their_ids_in_order_and_a_kernel_goes_to_the_innermost() {
     assert_eq!(pushes, [(outer, vec![]), (inner, vec![outer])]);
     assert!(source.open.lock().unwrap().is_empty(), "both popped");
     // CUPTI tags the launch with the innermost id.
-    ingest([
-        Activity::External {
-            external: inner,
-            correlation: 30,
-        },
-        kernel(30, 40, 0),
-    ]);
-    assert_eq!(probe::flush_device_time(), 1);
-    assert_eq!(stop().unattributed_kernels, 0);
-    stats::stop();
-    let rows = stats::snapshot().rows(stats::GroupBy::Op);
-    let exp = rows.iter().find(|row| row.op == "float_exp").unwrap();
+    let exp = one_kernel_of(inner, 40);
     // Both layers report under the same name: two calls, one kernel.
     assert_eq!(
         (exp.calls, exp.kernels, exp.device_total_ns),
@@ -363,18 +371,7 @@ fn an_op_outside_a_step_tags_its_launches_on_the_attached_launch_thread() {
     let id = events[0].0.expect("a push first");
     assert_eq!(events, [(Some(id), launch_tid), (None, launch_tid)]);
     assert_ne!(launch_tid, crate::context::thread::os_thread_id());
-    ingest([
-        Activity::External {
-            external: id,
-            correlation: 50,
-        },
-        kernel(50, 70, 0),
-    ]);
-    assert_eq!(probe::flush_device_time(), 1);
-    assert_eq!(stop().unattributed_kernels, 0);
-    stats::stop();
-    let rows = stats::snapshot().rows(stats::GroupBy::Op);
-    let exp = rows.iter().find(|row| row.op == "float_exp").unwrap();
+    let exp = one_kernel_of(id, 70);
     assert_eq!(
         (exp.calls, exp.kernels, exp.device_total_ns),
         (1, Some(1), Some(70))

@@ -1,0 +1,23 @@
+//! The backend the single-device examples train on: CUDA with the `cuda` feature (each op's
+//! range on CubeCL's device thread), NdArray otherwise.
+// Each example uses part of it.
+#![allow(dead_code)]
+
+use burn::tensor::Device;
+use burn_profiled::{LaunchThread, Profiled};
+
+#[cfg(feature = "cuda")]
+pub type Training = burn::backend::Autodiff<Profiled<burn::backend::Cuda>>;
+#[cfg(not(feature = "cuda"))]
+pub type Training = burn::backend::Autodiff<Profiled<burn::backend::NdArray>>;
+
+/// The launch thread of `device`, where the backend has one.
+pub fn launch_thread(device: &Device<Training>) -> Option<LaunchThread> {
+    #[cfg(feature = "cuda")]
+    return Some(LaunchThread::cubecl::<burn::backend::Cuda>(device));
+    #[cfg(not(feature = "cuda"))]
+    {
+        let _ = device;
+        None
+    }
+}
