@@ -52,6 +52,12 @@
 //! `TrainStep::optimize` for `"optimizer"`; the op table groups ops by those phases.
 //! Validation runs between epochs, outside any step.
 //!
+//! With several devices (`ExecutionStrategy::MultiDevice`, DDP), burn-train splits the loader
+//! and takes one batch per device for each optimizer step: each batch then counts as a step,
+//! so a run on N devices has N steps per optimizer step (warm-up counts them that way too),
+//! and the time from one batch to the next says little there: read such a run by its op table
+//! by device (`stats::GroupBy::OpAndDevice`) instead.
+//!
 //! Dumps (the `debug` preset): the last step's batch, through the function given to
 //! [`TrainProfiling::train_loader_dumping`]. The gradients are not reachable from a hook:
 //! burn-train passes them from `TrainStep::step` straight to the optimizer. Call
