@@ -16,8 +16,8 @@
 //! Each replica thread takes its share of the batch on its device; the op table printed at the
 //! end is by phase and by device, so `float_to_device` (gradients moving to the first device)
 //! or `submit_sync_collective` (a device waiting for the all-reduce of every device) show per
-//! device next to the compute ops, and the stopwatch has each replica's `compute` next to the
-//! `combine` step. Without `cuda` or `wgpu` the replicas all run on NdArray's one CPU device.
+//! device next to the compute ops, and the stopwatch has the `step` and, within it, each
+//! replica's `compute` next to `combine` and `optimizer`. Without `cuda` or `wgpu` the replicas all run on NdArray's one CPU device.
 
 use std::path::PathBuf;
 use std::sync::mpsc;
@@ -161,7 +161,8 @@ fn train_main_device<B: AutodiffBackend>(
     let mut optim = AdamConfig::new().init();
     let mut losses = Vec::new();
     for step in 0..args.steps {
-        let _step = nvtx::range("step");
+        let measure = stopwatch::meas("step");
+        let range = nvtx::range("step");
         for (sender, (device, (images, labels))) in replicas
             .shares
             .iter()
@@ -193,6 +194,7 @@ fn train_main_device<B: AutodiffBackend>(
             })
         });
         losses.push(loss);
+        drop((range, measure));
         if let Err(exceeded) = session.finish_iter() {
             println!("{exceeded}");
             break;
@@ -387,6 +389,10 @@ fn main() {
     let mut config = args.config.runtime_config();
     // Dumps are a single-device tool: the replicas' gradients are not taped here.
     config.dump.enabled = false;
+    if args.all_reduce {
+        // Each replica thread runs its own steps: no thread measures a whole `step`.
+        config.stopwatch.cpu_usage_name = None;
+    }
     if args.devices == 0 || args.batch < args.devices {
         eprintln!("--devices must be at least 1, and --batch at least --devices");
         std::process::exit(2);
