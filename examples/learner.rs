@@ -11,7 +11,8 @@
 //!
 //! burn-train's dashboard shows `Step Time` and `Top Op Share` next to loss and accuracy (in a
 //! terminal; elsewhere burn-train's plain renderer prints one line per iteration). At the end:
-//! the stopwatch report and the op table, and `trace.json`, `ops.json`, `run.json` in the
+//! burn-train's Learner Summary (each metric's best and worst epoch), the stopwatch report and
+//! the op table, and `trace.json`, `ops.json`, `run.json` in the
 //! output directory (burn-train's own logs go to `DIR/learner`); with `debug`, the last step's
 //! batch under `dumps/`.
 
@@ -271,7 +272,8 @@ fn train<B: AutodiffBackend>(
         .metrics((AccuracyMetric::new(), LossMetric::new()))
         .metric_train_numeric(profiling.step_time_metric())
         .metric_train_numeric(profiling.top_op_metric())
-        .num_epochs(args.epochs);
+        .num_epochs(args.epochs)
+        .summary();
     let model = VisionModel::<B>::new(&device);
     let _result = training.launch(Learner::new(model, AdamConfig::new().init(), 1e-2));
     if let Some(summary) = profiling.finish()? {
