@@ -202,3 +202,38 @@ fn a_bad_configuration_file_names_the_key_and_line() {
         "{stderr}"
     );
 }
+
+#[test]
+fn device_time_without_cupti_says_so_once_and_keeps_host_times() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("device.toml");
+    std::fs::write(&config, "[stats]\nenabled = true\ndevice_time = true\n").unwrap();
+    let out = dir.path().join("out");
+    let output = run(
+        &["--steps", "4", "--config", config.to_str().unwrap()],
+        &out,
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let said: Vec<&str> = stderr
+        .lines()
+        .filter(|line| line.contains("device time"))
+        .collect();
+    assert_eq!(
+        said,
+        [
+            "burn-profiled: device time per op needs burn-profiled's `cupti` cargo feature (CUDA); \
+             the op table has host times only"
+        ]
+    );
+    assert_eq!(files(&out), ["ops.json", "run.json"]);
+    let ops = json(&out.join("ops.json"));
+    let rows = ops["rows"].as_array().unwrap();
+    assert!(rows.iter().any(|r| r["op"] == "conv2d"));
+    for row in rows {
+        assert!(row["calls"].as_u64().unwrap() > 0);
+        assert!(row.get("kernels").is_none() && row.get("device_total_ns").is_none());
+    }
+    assert!(ops.get("total_kernels").is_none());
+    assert!(json(&out.join("run.json")).get("device_time").is_none());
+}

@@ -1,0 +1,58 @@
+//! Device time through CUPTI where CUPTI cannot be loaded (built with `--features cupti`, run
+//! on a machine without CUDA): a clear error, no crash, and a session that keeps host times.
+#![cfg(feature = "cupti")]
+
+use burn::backend::NdArray;
+use burn::tensor::Tensor;
+use burn_profiled::config::{Preset, RuntimeConfig};
+use burn_profiled::{Profiled, Session, device_time, stats};
+
+type B = Profiled<NdArray>;
+
+const NO_CUPTI: &str = "device time per op needs CUPTI (libcupti.so), which could not be loaded: \
+                        libcupti.so was not found on the library path";
+
+/// Whether this machine has CUPTI (a GPU machine, where `scripts/gpu-check.sh` checks device
+/// time): recording starts there, and this test has nothing to check.
+fn has_cupti() -> bool {
+    match device_time::start() {
+        Ok(()) => {
+            let _ = device_time::stop();
+            true
+        }
+        Err(error) => {
+            assert_eq!(error.to_string(), NO_CUPTI);
+            false
+        }
+    }
+}
+
+// One test: CUPTI is process-wide.
+#[test]
+fn without_cupti_the_error_says_what_is_missing_and_a_session_keeps_host_times() {
+    if has_cupti() {
+        return;
+    }
+    // Asking again gives the same answer: nothing was left half started.
+    let error = device_time::start().expect_err("still no CUPTI");
+    assert_eq!(error.to_string(), NO_CUPTI);
+    assert!(!device_time::is_recording());
+
+    let mut config = RuntimeConfig::preset(Preset::Train);
+    config.stats.enabled = true;
+    config.stats.device_time = true;
+    config.stopwatch.warmup_iters = 0;
+    let out = tempfile::tempdir().unwrap();
+    let device = Default::default();
+    let mut session = Session::start::<B>(config, &device, out.path());
+    let a = Tensor::<B, 2>::ones([4, 4], &device);
+    let _ = (a.clone().matmul(a) + 1.0).into_data();
+    session.finish_iter().unwrap();
+    let snapshot = stats::snapshot();
+    let summary = session.finish().unwrap();
+    assert!(summary.device_time.is_none());
+    assert!(!snapshot.has_device_time());
+    let rows = snapshot.rows(stats::GroupBy::Op);
+    let matmul = rows.iter().find(|row| row.op == "float_matmul");
+    assert_eq!(matmul.map(|row| (row.calls, row.kernels)), Some((1, None)));
+}
