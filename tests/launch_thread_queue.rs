@@ -121,7 +121,11 @@ fn ops_of_a_step_run_there_and_queue_nothing_and_detaching_brings_ranges_back() 
         0,
         "a step's ops run there"
     );
-    assert_eq!(device.sent.load(Ordering::SeqCst), 1, "the step, one task");
+    assert_eq!(
+        device.sent.load(Ordering::SeqCst),
+        2,
+        "the step, one task, and one at detaching that waits for the queue"
+    );
     assert!(
         step_ranges.contains(&"float_exp".to_owned()),
         "{step_ranges:?}"

@@ -65,13 +65,12 @@ fn steps_run_on_the_launch_thread_and_op_ranges_start_there_after_warmup() {
     );
     assert_eq!(
         device_thread.sent.load(Ordering::SeqCst),
-        1 + 4,
-        "naming, then four steps"
+        1 + 4 + 1,
+        "naming, four steps, and the wait for the queue when the session finished"
     );
 
     // Op ranges on the launch thread only after warm-up: the third and fourth steps, then the
-    // two ops outside steps, queued (and run once a task sent after them has).
-    device_thread.launch.run(|| ());
+    // two ops outside steps, queued, and run by the time the session finished.
     let ranges: Vec<String> = nvtx_recorder::events_of_thread(device_thread.tid)
         .iter()
         .filter(|e| e.kind == Kind::Push && e.domain.as_deref() == Some("burn"))

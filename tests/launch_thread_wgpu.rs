@@ -178,3 +178,36 @@ fn cubecl_ops_outside_a_step_queue_their_ranges_in_cubecls_own_queue() {
         "no op range on the calling thread"
     );
 }
+
+#[test]
+fn detaching_runs_the_ranges_still_queued() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let device = WgpuDevice::default();
+    let launch = LaunchThread::cubecl::<Wgpu>(&device);
+    let runner = device_thread(&launch);
+    let x = Tensor::<Profiled<Wgpu>, 2>::from_floats([[1.0, 2.0], [3.0, 4.0]], &device);
+    <Wgpu as Backend>::sync(&device).unwrap();
+    let before = nvtx_recorder::events_of_thread(runner).len();
+    let attached = launch.attach().expect("CubeCL's launch thread has a queue");
+    probe::set_op_ranges(true);
+    // CubeCL holds what is queued without a flush until its queue fills or a blocking call:
+    // the last op's range is still in there, with nothing after it.
+    let y = x.clone() + x;
+    probe::set_op_ranges(false);
+    drop(attached);
+
+    assert_eq!(
+        op_ranges(&nvtx_recorder::events_of_thread(runner)[before..]),
+        // `+` asks both tensors for their device first.
+        [
+            "float_device",
+            "pop",
+            "float_device",
+            "pop",
+            "float_add",
+            "pop"
+        ],
+        "the queued ranges ran when the launch thread was detached"
+    );
+    drop(y);
+}

@@ -170,6 +170,16 @@ impl LaunchThread {
         }
     }
 
+    /// Blocks until the tasks queued so far have run: a queue may hold them until the launch
+    /// thread next takes blocking work (CubeCL's does, until 32 tasks or a flush). Nothing to
+    /// wait for on the launch thread itself, and nothing is reported if the runner fails.
+    pub(crate) fn drain(&self) {
+        if ON_LAUNCH_THREAD.get() || self.inner.queue.get().is_none() {
+            return;
+        }
+        let _ = (self.inner.runner)(&mut || {});
+    }
+
     /// The name the launch thread gets in NVTX and on the timeline.
     pub fn thread_name(&self) -> &str {
         &self.inner.thread_name

@@ -59,7 +59,8 @@ impl LaunchThread {
     }
 }
 
-/// An [attached](LaunchThread::attach) launch thread; dropping the guard detaches it.
+/// An [attached](LaunchThread::attach) launch thread; dropping the guard detaches it, and
+/// blocks until the ranges queued there so far have run.
 #[must_use = "the launch thread is detached when the guard is dropped"]
 #[derive(Debug)]
 pub struct AttachedLaunchThread {
@@ -75,5 +76,8 @@ impl AttachedLaunchThread {
 impl Drop for AttachedLaunchThread {
     fn drop(&mut self) {
         attached::detach(&self.launch);
+        // The ranges still queued run now, not whenever the launch thread next works (or
+        // never, if the program ends first): none is left open.
+        self.launch.drain();
     }
 }
