@@ -7,6 +7,7 @@
 //! cargo run --release --features train --example learner -- --side-by-side 10
 //!     # epoch time without the integration and with it (everything off), alternated
 //! cargo run --release --features cuda,train --example learner       # on a CUDA GPU
+//! cargo run --release --features wgpu,train --example learner       # on burn's Wgpu
 //! ```
 //!
 //! burn-train's dashboard shows `Step Time` and `Top Op Share` next to loss and accuracy (in a

@@ -5,6 +5,7 @@
 //! cargo run --release --example train -- [--steps N] [--out DIR] [--preset train|eval|profile|debug] [--config FILE]
 //! BURN_PROFILED=debug cargo run --release --example train          # the same, from the environment
 //! cargo run --release --features cuda --example train              # on a CUDA GPU
+//! cargo run --release --features wgpu --example train              # on burn's Wgpu
 //! cargo run --release --features cupti --example train             # + device time per op
 //! nsys profile --trace=nvtx,cuda --capture-range=nvtx --nvtx-capture=capture \
 //!     cargo run --release --example train                          # steady state under Nsight
@@ -19,7 +20,7 @@
 //! stdout, and `trace.json`, `ops.json` and `run.json` in the output directory; with `debug`,
 //! the last step's batch, activations and gradients under `dumps/0/` (run it twice with
 //! `[dump] compare = true` to check a change did not alter them: the run then says whether
-//! they match). On CUDA, each step runs on CubeCL's device thread (`[nvtx]
+//! they match). On CUDA and Wgpu, each step runs on CubeCL's device thread (`[nvtx]
 //! steps_on_launch_thread`), so each op range contains its kernels under Nsight Systems.
 
 use std::path::PathBuf;
