@@ -11,8 +11,9 @@
 //!
 //! * plain: `{ probe; B::op(args) }`, the result type is `B`'s own;
 //! * `#[retag]`: the result is a struct generic over the backend, re-tagged from `B` to `Profiled<B>`;
-//! * `#[read]`: the op returns a future; the op range covers the await. The device is taken
-//!   before the read consumes the tensor, and only when a tool is on.
+//! * `#[read]`: the op returns a future; the op range covers the await. The switches are read
+//!   once, at the call, and the device is taken then (before the read consumes the tensor),
+//!   only when a tool is on.
 
 /// Expands a table of op signatures into forwarding methods (see the module docs).
 macro_rules! forward {
@@ -31,13 +32,18 @@ macro_rules! forward_one {
         #[inline(always)]
         fn $name($($arg: $ty),*) -> impl core::future::Future<Output = $out> + Send {
             static OP: $crate::probe::Op = $crate::probe::Op::new(concat!(stringify!($name), "\0"));
-            let device = match $crate::probe::flags() {
+            // One flag check for the call and its await, as for the other ops.
+            let flags = $crate::probe::flags();
+            let device = match flags {
                 0 => None,
                 _ => $crate::backend::forward::op_device!($dev $(($src))?),
             };
             let read = B::$name($($arg),*);
             async move {
-                let _op = $crate::probe::probe!(&OP, B, move || device, Vec::new);
+                let _op = match flags {
+                    0 => $crate::probe::OpGuard::<B>::off(),
+                    flags => $crate::probe::op::<B>(&OP, flags, move || device, Vec::new),
+                };
                 read.await
             }
         }
