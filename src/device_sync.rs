@@ -67,6 +67,11 @@ impl DeviceSync {
     pub fn sync(&self) {
         (self.sync)()
     }
+
+    /// The devices it syncs, by their `Debug` text (`Cuda(0), Cuda(1)`).
+    pub(crate) fn devices(&self) -> &str {
+        &self.name
+    }
 }
 
 impl fmt::Debug for DeviceSync {

@@ -182,11 +182,7 @@ impl Session {
                 .memory_limit_mib
                 .map(|mib| MemoryGuard::new(mib << 20)),
             backend: B::name(device),
-            device: devices
-                .iter()
-                .map(|device| format!("{device:?}"))
-                .collect::<Vec<_>>()
-                .join(", "),
+            device: session_sync.devices().to_owned(),
             config,
             out_dir,
             started: Instant::now(),
@@ -340,20 +336,15 @@ impl Session {
         }
         if config.stats.enabled {
             let snapshot = stats::snapshot();
-            println!("{}", snapshot.table(stats::GroupBy::OpAndPhase));
-            let path = self.out_dir.join("ops.json");
-            crate::files::write_atomically(
-                &path,
-                &[snapshot.to_json(stats::GroupBy::OpAndPhase).as_bytes()],
-            )?;
-            files.push(path);
-            if snapshot.devices().len() > 1 {
-                println!("{}", snapshot.table(stats::GroupBy::OpAndDevice));
-                let path = self.out_dir.join("ops_by_device.json");
-                crate::files::write_atomically(
-                    &path,
-                    &[snapshot.to_json(stats::GroupBy::OpAndDevice).as_bytes()],
-                )?;
+            let by_device = (snapshot.devices().len() > 1)
+                .then_some((stats::GroupBy::OpAndDevice, "ops_by_device.json"));
+            for (group, file) in [(stats::GroupBy::OpAndPhase, "ops.json")]
+                .into_iter()
+                .chain(by_device)
+            {
+                println!("{}", snapshot.table(group));
+                let path = self.out_dir.join(file);
+                crate::files::write_atomically(&path, &[snapshot.to_json(group).as_bytes()])?;
                 files.push(path);
             }
         }

@@ -224,23 +224,21 @@ impl Snapshot {
         let rows = self.rows(group);
         let name_width = rows.iter().map(|r| r.op.len()).max().unwrap_or(0).max(4);
         let mut columns: Vec<(String, usize)> = vec![("Name".into(), name_width)];
-        if group == GroupBy::OpAndPhase {
+        // The key after the name, right-aligned like the numbers (shapes go last, unaligned).
+        type KeyOf = fn(&Row) -> Option<&String>;
+        let key: Option<(&str, KeyOf)> = match group {
+            GroupBy::OpAndPhase => Some(("Phase", |r| r.phase.as_ref())),
+            GroupBy::OpAndDevice => Some(("Device", |r| r.device.as_ref())),
+            GroupBy::Op | GroupBy::OpAndShapes => None,
+        };
+        if let Some((title, of)) = key {
             let width = rows
                 .iter()
-                .filter_map(|r| r.phase.as_ref().map(String::len))
+                .filter_map(|r| of(r).map(String::len))
                 .max()
                 .unwrap_or(0)
-                .max(5);
-            columns.push(("Phase".into(), width));
-        }
-        if group == GroupBy::OpAndDevice {
-            let width = rows
-                .iter()
-                .filter_map(|r| r.device.as_ref().map(String::len))
-                .max()
-                .unwrap_or(0)
-                .max(6);
-            columns.push(("Device".into(), width));
+                .max(title.len());
+            columns.push((title.into(), width));
         }
         let device = self.has_device_time();
         let device_titles: &[&str] = if device {
@@ -289,12 +287,7 @@ impl Snapshot {
         let _ = writeln!(out, "{rule}");
         for row in &rows {
             let mut cells = vec![row.op.clone()];
-            if let Some(phase) = &row.phase {
-                cells.push(phase.clone());
-            }
-            if let Some(device) = &row.device {
-                cells.push(device.clone());
-            }
+            cells.extend(key.and_then(|(_, of)| of(row)).cloned());
             cells.push(row.calls.to_string());
             cells.push(time_text(row.total_ns));
             cells.push(format!("{:.2}%", row.total_percent));
