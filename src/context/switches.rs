@@ -4,6 +4,7 @@
 //! whole byte once per op and passes it along, so an op ends exactly as it started.
 
 use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Mutex, PoisonError};
 
 /// NVTX op ranges in the `burn` domain.
 pub(crate) const RANGES: u8 = 1;
@@ -19,18 +20,29 @@ pub(crate) const TRACE: u8 = 1 << 4;
 pub(crate) const SHAPES: u8 = 1 << 5;
 /// Device time: each op tags the kernel launches it makes with its id.
 pub(crate) const DEVICE: u8 = 1 << 6;
-/// A launch thread is attached: ops outside its steps queue their ranges there.
+/// A launch thread is attached: ops outside its steps queue their ranges there. Reads as on
+/// only while there is something to queue (op ranges or device time), so that an attached
+/// launch thread with everything else off leaves ops on the one-load path.
 pub(crate) const QUEUED: u8 = 1 << 7;
 
+/// What the probe reads.
 static FLAGS: AtomicU8 = AtomicU8::new(0);
+/// What was switched on; `FLAGS` is derived from it.
+static REQUESTED: Mutex<u8> = Mutex::new(0);
 
 /// Sets or clears `flag`.
 pub(crate) fn set(flag: u8, on: bool) {
+    let mut requested = REQUESTED.lock().unwrap_or_else(PoisonError::into_inner);
     if on {
-        FLAGS.fetch_or(flag, Ordering::Relaxed);
+        *requested |= flag;
     } else {
-        FLAGS.fetch_and(!flag, Ordering::Relaxed);
+        *requested &= !flag;
     }
+    let mut flags = *requested;
+    if flags & (RANGES | DEVICE) == 0 {
+        flags &= !QUEUED;
+    }
+    FLAGS.store(flags, Ordering::Relaxed);
 }
 
 /// All switches: `0` means everything is off.
@@ -42,4 +54,29 @@ pub(crate) fn all() -> u8 {
 /// Whether `flag` is on.
 pub(crate) fn is_on(flag: u8) -> bool {
     all() & flag != 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_attached_launch_thread_alone_leaves_ops_on_the_off_path() {
+        let _serial = crate::sinks::TEST_SERIAL
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        set(QUEUED, true);
+        assert_eq!(all(), 0);
+        set(RANGES, true);
+        assert_eq!(all(), RANGES | QUEUED);
+        set(RANGES, false);
+        set(DEVICE, true);
+        assert_eq!(all(), DEVICE | QUEUED);
+        set(DEVICE, false);
+        assert_eq!(all(), 0);
+        set(QUEUED, false);
+        set(RANGES, true);
+        assert_eq!(all(), RANGES);
+        set(RANGES, false);
+    }
 }
