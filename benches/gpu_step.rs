@@ -74,6 +74,9 @@ impl<B: AutodiffBackend> Step<B> {
     }
 }
 
+/// Steps between two collections of device time, as a `Session` collects.
+const COLLECT_EVERY: usize = 20;
+
 fn bench_step<B: AutodiffBackend>(
     group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
     (width, batch): (usize, usize),
@@ -81,10 +84,18 @@ fn bench_step<B: AutodiffBackend>(
     launch: Option<&LaunchThread>,
 ) {
     let mut step = Step::<B>::new(width, batch);
+    let mut steps = 0usize;
     group.bench_function(BenchmarkId::new(id, format!("{width}x{batch}")), |bench| {
-        bench.iter(|| match launch {
-            Some(launch) => launch.run(|| step.run()),
-            None => step.run(),
+        bench.iter(|| {
+            match launch {
+                Some(launch) => launch.run(|| step.run()),
+                None => step.run(),
+            }
+            steps += 1;
+            if device_time::is_recording() && steps.is_multiple_of(COLLECT_EVERY) {
+                // The step ended with a device sync: every record is complete.
+                probe::flush_device_time();
+            }
         })
     });
 }
@@ -111,8 +122,8 @@ fn gpu_step(c: &mut Criterion) {
         match device_time::start() {
             Ok(()) => {
                 bench_step::<P>(&mut group, shape, "+ device time", Some(&launch));
-                let _ = probe::flush_device_time();
                 let _ = device_time::stop();
+                let _ = probe::flush_device_time();
             }
             Err(why) => eprintln!("gpu_step: no device-time variant: {why}"),
         }

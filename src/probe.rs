@@ -334,10 +334,23 @@ fn finish<B: Backend>(active: ActiveOp<B>) {
 
 /// Collects the device time recorded so far ([`device_time`]) into the statistics and the
 /// timeline: each kernel, matched to the op that launched it, adds to that op's row. Sync the
-/// device first: kernels still running are collected by the next call. Returns the number of
-/// kernels collected.
+/// device first: CUPTI hands over every record it holds, and a kernel still running would come
+/// without its end (it is counted in [`DeviceTimeSummary::incomplete_kernels`]). After
+/// [`device_time::stop`] it collects what CUPTI handed over while stopping. Returns the number
+/// of kernels collected.
+///
+/// [`DeviceTimeSummary::incomplete_kernels`]: device_time::DeviceTimeSummary::incomplete_kernels
 pub fn flush_device_time() -> usize {
-    let matched = device_time::collect();
+    record_device_time(device_time::collect(true))
+}
+
+/// Collects the device time of the kernels that ended, without a device sync: a session's
+/// periodic collection.
+pub(crate) fn collect_ended_device_time() -> usize {
+    record_device_time(device_time::collect(false))
+}
+
+fn record_device_time(matched: Vec<device_time::Matched>) -> usize {
     let count = matched.len();
     for device_time::Matched {
         launch,
@@ -352,6 +365,9 @@ pub fn flush_device_time() -> usize {
             (start, end),
             (launch.tid, launch.started),
         );
+        if launch.in_warmup {
+            continue;
+        }
         let time = Duration::from_nanos(kernel.duration_ns());
         stats::record_kernel(
             launch.op,

@@ -102,6 +102,28 @@ pub struct DeviceTimeRun {
     pub unattributed: DeviceTimeSummary,
 }
 
+/// The line a session ends with when it recorded device time: how many kernels were
+/// attributed, and what CUPTI reported of itself.
+fn device_time_line(kernels: u64, summary: &DeviceTimeSummary) -> String {
+    let all = kernels + summary.unattributed_kernels;
+    let mut line = format!(
+        "device time: {kernels} of {all} kernels attributed to their op ({:.2}%); CUPTI: \
+         {} launches tagged, {} kernels without an end, {} records dropped, {} tag errors",
+        100.0 * kernels as f64 / all.max(1) as f64,
+        summary.tagged_launches,
+        summary.incomplete_kernels,
+        summary.dropped_records,
+        summary.tag_errors,
+    );
+    if all > 0 && summary.tagged_launches == 0 {
+        line.push_str(
+            "\nburn-profiled: no kernel launch was made under an op on the thread that launched \
+             it: run the steps on the launch thread (`Session::set_launch_thread`)",
+        );
+    }
+    line
+}
+
 impl Session {
     /// Enables the tools `config` asks for, syncing `device` where it asks for sync, and keeps
     /// `out_dir` for the artefacts. With `[dump] enabled`, the process-wide
@@ -300,7 +322,7 @@ impl Session {
         self.steps += 1;
         if self.device_time && self.steps.is_multiple_of(DEVICE_TIME_EVERY) {
             // Keeps what CUPTI and the matching hold bounded over long runs.
-            probe::flush_device_time();
+            probe::collect_ended_device_time();
         }
         if !self.warmup_done && self.steps >= self.config.stopwatch.warmup_iters {
             self.end_warmup();
@@ -317,8 +339,9 @@ impl Session {
         let config = &self.config;
         let device_time = self.device_time.then(|| {
             self.sync.sync();
+            let summary = device_time::stop();
             probe::flush_device_time();
-            device_time::stop()
+            summary
         });
         nvtx::stop_capture();
         probe::set_op_ranges(false);
@@ -365,14 +388,7 @@ impl Session {
         let measured_steps = self.steps.saturating_sub(config.stopwatch.warmup_iters);
         let device_time = device_time.map(|unattributed| {
             let (kernels, device) = stats::snapshot().device_totals().unwrap_or_default();
-            let attributed =
-                kernels as f64 / (kernels + unattributed.unattributed_kernels).max(1) as f64;
-            println!(
-                "device time: {} of {} kernels attributed to their op ({:.2}%)",
-                kernels,
-                kernels + unattributed.unattributed_kernels,
-                100.0 * attributed
-            );
+            println!("{}", device_time_line(kernels, &unattributed));
             DeviceTimeRun {
                 kernels,
                 device_ns: device.as_nanos() as u64,

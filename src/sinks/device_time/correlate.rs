@@ -29,6 +29,11 @@ impl Kernel {
     pub(crate) fn duration_ns(&self) -> u64 {
         self.end_ns.saturating_sub(self.start_ns)
     }
+
+    /// Handed over while it ran (a forced flush without a sync): no end yet.
+    fn is_incomplete(&self) -> bool {
+        self.end_ns == 0 || self.end_ns < self.start_ns
+    }
 }
 
 /// The activity records attribution needs.
@@ -50,6 +55,10 @@ pub(crate) struct Correlator {
     waiting: HashMap<u32, Vec<Kernel>>,
     /// Kernels matched to an op, with its id, in the order they were matched.
     attributed: Vec<(u64, Kernel)>,
+    /// Driver calls tagged with an op id, over the run.
+    tagged: u64,
+    /// Kernels left out because they came without an end.
+    incomplete: u64,
 }
 
 impl Correlator {
@@ -61,12 +70,14 @@ impl Correlator {
                 external,
                 correlation,
             } => {
+                self.tagged += 1;
                 self.external_of.insert(correlation, external);
                 if let Some(kernels) = self.waiting.remove(&correlation) {
                     self.attributed
                         .extend(kernels.into_iter().map(|kernel| (external, kernel)));
                 }
             }
+            Activity::Kernel(kernel) if kernel.is_incomplete() => self.incomplete += 1,
             Activity::Kernel(kernel) => match self.external_of.get(&kernel.correlation) {
                 Some(&external) => self.attributed.push((external, kernel)),
                 None => self
@@ -83,13 +94,29 @@ impl Correlator {
         std::mem::take(&mut self.attributed)
     }
 
+    /// Puts back kernels [`take_attributed`](Self::take_attributed) returned, for a later call.
+    pub(crate) fn give_back_attributed(&mut self, kernels: Vec<(u64, Kernel)>) {
+        self.attributed.splice(0..0, kernels);
+    }
+
+    /// Driver calls tagged with an op id so far.
+    pub(crate) fn tagged_launches(&self) -> u64 {
+        self.tagged
+    }
+
+    /// Kernels left out so far because they came without an end.
+    pub(crate) fn incomplete_kernels(&self) -> u64 {
+        self.incomplete
+    }
+
     /// Forgets the driver calls of the ops `forgotten` says are gone, so what is kept stays
     /// bounded over a long run.
     pub(crate) fn forget_ops(&mut self, forgotten: impl Fn(u64) -> bool) {
         self.external_of.retain(|_, external| !forgotten(*external));
     }
 
-    /// Ends a run: the kernels still unmatched, which no op launched. Forgets everything.
+    /// Ends a run: the kernels still unmatched, which no op launched, in device time order.
+    /// Forgets the driver calls.
     pub(crate) fn finish(&mut self) -> Vec<Kernel> {
         let mut unattributed: Vec<Kernel> = self.waiting.drain().flat_map(|(_, k)| k).collect();
         unattributed.sort_by_key(|kernel| (kernel.start_ns, kernel.correlation));
@@ -172,6 +199,25 @@ mod tests {
             .map(|kernel| kernel.correlation)
             .collect();
         assert_eq!(unattributed, [4, 3], "in device time order");
+    }
+
+    #[test]
+    fn a_kernel_handed_over_before_it_ended_is_counted_apart() {
+        let mut correlator = Correlator::default();
+        correlator.ingest(external(1, 10));
+        correlator.ingest(kernel(10, 5, 0, 0));
+        correlator.ingest(kernel(11, 0, 0, 0));
+        correlator.ingest(external(1, 12));
+        correlator.ingest(kernel(12, 5, 9, 0));
+        assert_eq!(matched(&mut correlator), [(1, 12)]);
+        assert_eq!(
+            (
+                correlator.incomplete_kernels(),
+                correlator.tagged_launches()
+            ),
+            (2, 2)
+        );
+        assert_eq!(correlator.finish(), []);
     }
 
     #[test]

@@ -8,12 +8,13 @@
 use std::alloc::{Layout, alloc, dealloc};
 use std::ffi::CStr;
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use cudarc::cupti::result::{CuptiError, activity, subscribe, unsubscribe};
 use cudarc::cupti::sys;
 
 use super::correlate::{Activity, Kernel};
-use super::{DeviceTimeError, Source, ingest};
+use super::{DeviceTimeError, Source, SourceCounts, ingest};
 
 /// CUPTI's buffers: 8 MiB each, 8-byte aligned, as CUPTI's samples use.
 const BUFFER_SIZE: usize = 8 << 20;
@@ -22,6 +23,18 @@ const EXTERNAL_KIND: sys::CUpti_ExternalCorrelationKind =
     sys::CUpti_ExternalCorrelationKind::CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0;
 const KIND_CONCURRENT_KERNEL: u32 = 10;
 const KIND_EXTERNAL_CORRELATION: u32 = 39;
+
+/// The activity kinds recorded. CUPTI writes an `EXTERNAL_CORRELATION` record only ahead of an
+/// API record, so `DRIVER` must be on although its records are skipped: without it no kernel
+/// is ever matched to an op (CubeCL calls only the driver API).
+const KINDS: [sys::CUpti_ActivityKind; 3] = [
+    sys::CUpti_ActivityKind::CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+    sys::CUpti_ActivityKind::CUPTI_ACTIVITY_KIND_DRIVER,
+    sys::CUpti_ActivityKind::CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
+];
+
+/// Records CUPTI could not store, summed over the buffers it handed over.
+static DROPPED_RECORDS: AtomicU64 = AtomicU64::new(0);
 
 /// The leading fields of every kernel record since `CUpti_ActivityKernel4`.
 #[repr(C, packed(8))]
@@ -61,6 +74,8 @@ struct ExternalRecord {
 /// A running CUPTI subscription.
 pub(super) struct Cupti {
     subscriber: Subscriber,
+    /// Pushes and pops CUPTI refused, and pops that did not return the id pushed.
+    tag_errors: AtomicU64,
 }
 
 /// CUPTI's subscriber handle; used only to unsubscribe.
@@ -71,7 +86,21 @@ unsafe impl Send for Subscriber {}
 unsafe impl Sync for Subscriber {}
 
 fn refused(error: CuptiError) -> DeviceTimeError {
-    DeviceTimeError::Refused(format!("{:?}", error.0))
+    use sys::CUptiResult as R;
+    let hint = match error.0 {
+        R::CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED => {
+            ": another CUPTI client (Nsight Systems, another profiler) is attached"
+        }
+        R::CUPTI_ERROR_INSUFFICIENT_PRIVILEGES
+        | R::CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES => {
+            ": this user may not profile the GPU (the driver's RmProfilingAdminOnly setting)"
+        }
+        R::CUPTI_ERROR_NOT_INITIALIZED | R::CUPTI_ERROR_NOT_COMPATIBLE => {
+            ": this CUPTI does not match the CUDA driver"
+        }
+        _ => "",
+    };
+    DeviceTimeError::Refused(format!("{:?}{hint}", error.0))
 }
 
 impl Cupti {
@@ -96,36 +125,58 @@ impl Cupti {
         // SAFETY: `handle` is written by CUPTI; no callback is given.
         unsafe { subscribe(&mut handle, None, std::ptr::null_mut()) }.map_err(refused)?;
         let subscriber = Subscriber(handle);
-        let enabled = activity::register_callbacks(Some(buffer_requested), Some(buffer_completed))
+        let mut enabled = 0;
+        let result = activity::register_callbacks(Some(buffer_requested), Some(buffer_completed))
             .and_then(|()| {
-                activity::enable(sys::CUpti_ActivityKind::CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
-            })
-            .and_then(|()| {
-                activity::enable(sys::CUpti_ActivityKind::CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION)
+                KINDS.iter().try_for_each(|&kind| {
+                    activity::enable(kind)?;
+                    enabled += 1;
+                    Ok(())
+                })
             });
-        if let Err(error) = enabled {
+        if let Err(error) = result {
+            for &kind in &KINDS[..enabled] {
+                let _ = activity::disable(kind);
+            }
             // SAFETY: the handle came from `subscribe` above.
             let _ = unsafe { unsubscribe(subscriber.0) };
             return Err(refused(error));
         }
-        Ok(Cupti { subscriber })
+        DROPPED_RECORDS.store(0, Ordering::Relaxed);
+        Ok(Cupti {
+            subscriber,
+            tag_errors: AtomicU64::new(0),
+        })
+    }
+
+    fn flush_all(forced: bool) {
+        let flag = if forced {
+            sys::CUpti_ActivityFlag::CUPTI_ACTIVITY_FLAG_FLUSH_FORCED as u32
+        } else {
+            0
+        };
+        let _ = activity::flush_all(flag);
     }
 }
 
 impl Source for Cupti {
     fn push(&self, id: u64) {
-        let _ = activity::push_external_correlation_id(EXTERNAL_KIND, id);
+        if activity::push_external_correlation_id(EXTERNAL_KIND, id).is_err() {
+            self.tag_errors.fetch_add(1, Ordering::Relaxed);
+        }
     }
 
-    fn pop(&self) {
+    fn pop(&self, id: u64) {
         let mut last = 0u64;
         // SAFETY: `last` is a valid place for the popped id.
-        let _ = unsafe { activity::pop_external_correlation_id(EXTERNAL_KIND, &mut last) };
+        let popped = unsafe { activity::pop_external_correlation_id(EXTERNAL_KIND, &mut last) };
+        if popped.is_err() || last != id {
+            self.tag_errors.fetch_add(1, Ordering::Relaxed);
+        }
     }
 
-    fn flush(&self) {
-        let _ =
-            activity::flush_all(sys::CUpti_ActivityFlag::CUPTI_ACTIVITY_FLAG_FLUSH_FORCED as u32);
+    fn flush(&self, forced: bool) {
+        Self::flush_all(forced);
     }
 
     fn timestamp_ns(&self) -> u64 {
@@ -135,13 +186,18 @@ impl Source for Cupti {
         now
     }
 
-    fn stop(&self) {
-        self.flush();
-        let _ = activity::disable(sys::CUpti_ActivityKind::CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
-        let _ =
-            activity::disable(sys::CUpti_ActivityKind::CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
+    fn stop(&self) -> SourceCounts {
+        // No new records from here on; then every buffer still held, complete or not.
+        for kind in KINDS {
+            let _ = activity::disable(kind);
+        }
+        Self::flush_all(true);
         // SAFETY: the handle came from `subscribe`, and is unsubscribed once, here.
         let _ = unsafe { unsubscribe(self.subscriber.0) };
+        SourceCounts {
+            dropped_records: DROPPED_RECORDS.load(Ordering::Relaxed),
+            tag_errors: self.tag_errors.load(Ordering::Relaxed),
+        }
     }
 }
 
@@ -161,12 +217,17 @@ extern "C" fn buffer_requested(buffer: *mut *mut u8, size: *mut usize, max_recor
 }
 
 extern "C" fn buffer_completed(
-    _context: cudarc::driver::sys::CUcontext,
-    _stream: u32,
+    context: cudarc::driver::sys::CUcontext,
+    stream: u32,
     buffer: *mut u8,
     _size: usize,
     valid: usize,
 ) {
+    let mut dropped = 0usize;
+    // SAFETY: `context` and `stream` are the ones CUPTI names this buffer's queue by.
+    if unsafe { activity::get_num_dropped_records(context, stream, &mut dropped) }.is_ok() {
+        DROPPED_RECORDS.fetch_add(dropped as u64, Ordering::Relaxed);
+    }
     if buffer.is_null() {
         return;
     }
@@ -205,13 +266,28 @@ fn records(buffer: *mut u8, valid: usize) -> Vec<Activity> {
             }
             KIND_EXTERNAL_CORRELATION => {
                 let external = unsafe { &*(record as *const ExternalRecord) };
-                out.push(Activity::External {
-                    external: external.external_id,
-                    correlation: external.correlation_id,
-                });
+                if external.external_kind == EXTERNAL_KIND as u32 {
+                    out.push(Activity::External {
+                        external: external.external_id,
+                        correlation: external.correlation_id,
+                    });
+                }
             }
             _ => {}
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn driver_records_are_on_or_cupti_writes_no_correlation_record() {
+        assert!(
+            KINDS.contains(&sys::CUpti_ActivityKind::CUPTI_ACTIVITY_KIND_DRIVER),
+            "EXTERNAL_CORRELATION records precede API records only: keep DRIVER enabled"
+        );
+    }
 }

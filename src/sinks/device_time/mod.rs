@@ -11,8 +11,10 @@
 //! }
 //! // ... the steps to look at, each op run where its kernels are launched
 //! //     (`LaunchThread::run`), then a device sync
+//! let summary = device_time::stop();
 //! probe::flush_device_time();
 //! println!("{}", stats::snapshot().table(stats::GroupBy::Op)); // + Kernels, Device Total, ...
+//! println!("{} kernels launched under no op", summary.unattributed_kernels);
 //! ```
 //!
 //! Each op started while device time is on pushes its own id as CUPTI's external correlation
@@ -27,6 +29,7 @@ pub(crate) mod correlate;
 #[cfg(feature = "cupti")]
 mod cupti;
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
@@ -38,7 +41,7 @@ use burn_std::Shape;
 use self::correlate::{Activity, Correlator, Kernel};
 use crate::context::op::Op;
 use crate::context::switches::{self, DEVICE};
-use crate::context::{clock, thread};
+use crate::context::{clock, thread, warmup};
 
 /// Why device time cannot be recorded; statistics go on with host times.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -50,7 +53,7 @@ pub enum DeviceTimeError {
     #[error("device time per op needs CUPTI (libcupti.so), which could not be loaded: {0}")]
     NoCupti(String),
     /// CUPTI refused: typically another CUPTI client (Nsight Systems, another profiler) owns it.
-    #[error("CUPTI refused to record activity ({0}); is another profiler attached?")]
+    #[error("CUPTI refused to record activity: {0}")]
     Refused(String),
     /// Device time is being recorded already.
     #[error("device time is being recorded already")]
@@ -61,14 +64,22 @@ pub enum DeviceTimeError {
 pub(crate) trait Source: Send + Sync {
     /// `id` is now the current thread's innermost op.
     fn push(&self, id: u64);
-    /// The current thread's innermost op returned.
-    fn pop(&self);
-    /// Hands over every record of the work finished so far.
-    fn flush(&self);
-    /// Stops recording.
-    fn stop(&self);
+    /// The current thread's innermost op, `id`, returned.
+    fn pop(&self, id: u64);
+    /// Hands over the records of the work finished so far; `forced`: also those of work
+    /// still running, which come without an end (after a device sync there is none).
+    fn flush(&self, forced: bool);
+    /// Stops recording new activity, hands over every record still held, and lets go.
+    fn stop(&self) -> SourceCounts;
     /// The source's clock now, in ns: kernel timestamps are on it.
     fn timestamp_ns(&self) -> u64;
+}
+
+/// What a source counted of its own failures over a recording.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct SourceCounts {
+    pub(crate) dropped_records: u64,
+    pub(crate) tag_errors: u64,
 }
 
 /// What an op was when it started, kept until its kernels are matched.
@@ -82,6 +93,9 @@ pub(crate) struct Launch {
     /// The OS thread the op ran on, and when it started (the shared clock).
     pub(crate) tid: u32,
     pub(crate) started: Duration,
+    /// Started during the stopwatch's warm-up: its kernels stay out of the statistics, as its
+    /// host time does.
+    pub(crate) in_warmup: bool,
 }
 
 #[derive(Default)]
@@ -101,6 +115,15 @@ struct State {
 static STATE: Mutex<Option<State>> = Mutex::new(None);
 static SOURCE: RwLock<Option<Arc<dyn Source>>> = RwLock::new(None);
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+/// An open tag: the op id, and the source that took it (none when nothing was recording).
+type Tag = (Option<Arc<dyn Source>>, u64);
+
+thread_local! {
+    /// This thread's open tags, innermost last: a tag is popped from the source that took it,
+    /// even when recording stopped or restarted in between.
+    static TAGS: RefCell<Vec<Tag>> = const { RefCell::new(Vec::new()) };
+}
 
 fn state() -> MutexGuard<'static, Option<State>> {
     STATE.lock().unwrap_or_else(PoisonError::into_inner)
@@ -146,31 +169,48 @@ pub(crate) fn start_with(source: Arc<dyn Source>) {
     switches::set(DEVICE, true);
 }
 
-/// What a recording of device time ends with: the kernels no op launched.
+/// What a recording of device time ends with: the kernels no op launched, and what was lost.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct DeviceTimeSummary {
     /// Kernels launched under no op (outside `Profiled`'s ops, or off the op's thread).
     pub unattributed_kernels: u64,
     /// Their device time, in ns.
     pub unattributed_ns: u64,
+    /// Kernels handed over before they ended (collected without a device sync first); their
+    /// time is unknown and left out.
+    pub incomplete_kernels: u64,
+    /// Launches tagged with an op's id (CUPTI's external-correlation records): 0 with kernels
+    /// recorded means no launch happened under an op on its launching thread.
+    pub tagged_launches: u64,
+    /// Records CUPTI could not store (its buffers were full): the figures miss them.
+    pub dropped_records: u64,
+    /// Tags CUPTI refused or popped out of order.
+    pub tag_errors: u64,
 }
 
-/// Stops recording. Collect first ([`probe::flush_device_time`](crate::probe::flush_device_time),
-/// after a device sync): what was collected stays in the statistics, kernels still unmatched
-/// are counted as unattributed.
+/// Stops recording. Sync the device first: CUPTI then hands over every record it holds. The
+/// kernels matched to ops are collected by the next
+/// [`probe::flush_device_time`](crate::probe::flush_device_time) (call it after `stop`); the
+/// summary counts those no op launched.
 pub fn stop() -> DeviceTimeSummary {
     switches::set(DEVICE, false);
-    if let Some(source) = SOURCE
+    let source = SOURCE
         .write()
         .unwrap_or_else(PoisonError::into_inner)
-        .take()
-    {
-        source.stop();
-    }
-    let unattributed = finish();
+        .take();
+    let counts = source.map(|source| source.stop()).unwrap_or_default();
+    let mut guard = state();
+    let Some(state) = guard.as_mut() else {
+        return DeviceTimeSummary::default();
+    };
+    let (unattributed, incomplete) = state.finish();
     DeviceTimeSummary {
         unattributed_kernels: unattributed.len() as u64,
         unattributed_ns: unattributed.iter().map(Kernel::duration_ns).sum(),
+        incomplete_kernels: incomplete,
+        tagged_launches: state.correlator.tagged_launches(),
+        dropped_records: counts.dropped_records,
+        tag_errors: counts.tag_errors,
     }
 }
 
@@ -200,6 +240,7 @@ pub(crate) fn op_started(
             device,
             tid: thread::os_thread_id(),
             started,
+            in_warmup: warmup::in_warmup(),
         };
         state.launches.insert(id, (launch, None));
     }
@@ -208,15 +249,17 @@ pub(crate) fn op_started(
 /// Tags the kernel launches made on this thread with the op `id`, until
 /// [`untag_launches`]: call it on the thread that launches the op's kernels.
 pub(crate) fn tag_launches(id: u64) {
-    if let Some(source) = source() {
+    let source = source();
+    if let Some(source) = &source {
         source.push(id);
     }
+    TAGS.with(|tags| tags.borrow_mut().push((source, id)));
 }
 
 /// Ends the innermost [`tag_launches`] of this thread.
 pub(crate) fn untag_launches() {
-    if let Some(source) = source() {
-        source.pop();
+    if let Some((Some(source), id)) = TAGS.with(|tags| tags.borrow_mut().pop()) {
+        source.pop(id);
     }
 }
 
@@ -248,12 +291,13 @@ pub(crate) struct Matched {
     pub(crate) end: Duration,
 }
 
-/// Has the source hand over its records, then returns the kernels matched since the last
-/// call, with the op that launched each. Ops that finished before the previous call are
-/// forgotten afterwards: their kernels have run and been handed over by now.
-pub(crate) fn collect() -> Vec<Matched> {
+/// Has the source hand over its records (`forced`: also those of kernels still running,
+/// right after a device sync), then returns the kernels matched since the last call, with the
+/// op that launched each. Ops that finished before the previous call are forgotten
+/// afterwards: their kernels have run and been handed over by now.
+pub(crate) fn collect(forced: bool) -> Vec<Matched> {
     if let Some(source) = source() {
-        source.flush();
+        source.flush(forced);
     }
     let mut guard = state();
     let Some(state) = guard.as_mut() else {
@@ -287,15 +331,24 @@ pub(crate) fn collect() -> Vec<Matched> {
     matched
 }
 
-/// Ends matching, after the last [`collect`]: the kernels no op of this run launched.
-pub(crate) fn finish() -> Vec<Kernel> {
-    let mut guard = state();
-    let Some(state) = guard.as_mut() else {
-        return Vec::new();
-    };
-    let mut all = std::mem::take(&mut state.unattributed);
-    all.extend(state.correlator.finish());
-    all
+impl State {
+    /// Ends matching, once the source handed over its last records: the kernels no op of
+    /// this run launched, and how many kernels came without an end. The kernels matched to
+    /// an op stay for the next [`collect`].
+    fn finish(&mut self) -> (Vec<Kernel>, u64) {
+        let mut unattributed = std::mem::take(&mut self.unattributed);
+        let launches = &self.launches;
+        let (mine, unknown): (Vec<_>, Vec<_>) = self
+            .correlator
+            .take_attributed()
+            .into_iter()
+            .partition(|(id, _)| launches.contains_key(id));
+        self.correlator.give_back_attributed(mine);
+        unattributed.extend(unknown.into_iter().map(|(_, kernel)| kernel));
+        unattributed.extend(self.correlator.finish());
+        unattributed.sort_by_key(|kernel| (kernel.start_ns, kernel.correlation));
+        (unattributed, self.correlator.incomplete_kernels())
+    }
 }
 
 #[cfg(test)]

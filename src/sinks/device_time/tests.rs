@@ -8,7 +8,7 @@ use burn::backend::NdArray;
 use burn::tensor::Tensor;
 
 use super::correlate::{Activity, Kernel};
-use super::{Source, ingest, start_with, stop};
+use super::{Source, SourceCounts, ingest, start_with, stop};
 use crate::{Profiled, nvtx, probe, stats, trace};
 
 /// Records, per push, the id and the ids open below it; counts pops.
@@ -25,13 +25,23 @@ impl Source for Recorded {
         self.pushes.lock().unwrap().push((id, open.clone()));
         open.push(id);
     }
-    fn pop(&self) {
-        self.open.lock().unwrap().pop();
+    fn pop(&self, id: u64) {
+        assert_eq!(
+            self.open.lock().unwrap().pop(),
+            Some(id),
+            "pops the id it pushed"
+        );
     }
-    fn flush(&self) {
+    fn flush(&self, forced: bool) {
+        assert!(forced, "flush_device_time comes after a device sync");
         *self.flushes.lock().unwrap() += 1;
     }
-    fn stop(&self) {}
+    fn stop(&self) -> SourceCounts {
+        SourceCounts {
+            dropped_records: 2,
+            tag_errors: 0,
+        }
+    }
     fn timestamp_ns(&self) -> u64 {
         DEVICE_CLOCK_AT_START
     }
@@ -129,7 +139,11 @@ fn each_ops_kernels_add_up_in_its_row_of_the_op_table() {
         stop(),
         super::DeviceTimeSummary {
             unattributed_kernels: 1,
-            unattributed_ns: 5
+            unattributed_ns: 5,
+            incomplete_kernels: 0,
+            tagged_launches: 3,
+            dropped_records: 2,
+            tag_errors: 0,
         }
     );
     stats::stop();
@@ -242,15 +256,18 @@ fn a_kernel_handed_over_one_collection_late_still_finds_its_op() {
         external: id,
         correlation: 1,
     }]);
-    assert!(super::collect().is_empty(), "its kernel is still running");
+    assert!(
+        super::collect(true).is_empty(),
+        "its kernel is still running"
+    );
     ingest([kernel(1, 10, 0)]);
-    let matched: Vec<&str> = super::collect()
+    let matched: Vec<&str> = super::collect(true)
         .iter()
         .map(|m| m.launch.op.name())
         .collect();
     assert_eq!(matched, ["late_op"]);
     // Forgotten after that interval: a kernel even later has no op any more.
-    super::collect();
+    super::collect(true);
     ingest([
         Activity::External {
             external: id,
@@ -258,7 +275,7 @@ fn a_kernel_handed_over_one_collection_late_still_finds_its_op() {
         },
         kernel(2, 10, 0),
     ]);
-    assert!(super::collect().is_empty());
+    assert!(super::collect(true).is_empty());
     assert_eq!(stop().unattributed_kernels, 1);
 }
 
@@ -317,12 +334,14 @@ impl Source for Threads {
         let tid = crate::context::thread::os_thread_id();
         self.events.lock().unwrap().push((Some(id), tid));
     }
-    fn pop(&self) {
+    fn pop(&self, _id: u64) {
         let tid = crate::context::thread::os_thread_id();
         self.events.lock().unwrap().push((None, tid));
     }
-    fn flush(&self) {}
-    fn stop(&self) {}
+    fn flush(&self, _forced: bool) {}
+    fn stop(&self) -> SourceCounts {
+        SourceCounts::default()
+    }
     fn timestamp_ns(&self) -> u64 {
         DEVICE_CLOCK_AT_START
     }
@@ -376,4 +395,126 @@ fn an_op_outside_a_step_tags_its_launches_on_the_attached_launch_thread() {
         (exp.calls, exp.kernels, exp.device_total_ns),
         (1, Some(1), Some(70))
     );
+}
+
+/// Plays CUPTI's last forced flush when stopped: a kernel of the op `op`, one launched under an
+/// id no op of this run had, and one handed over without an end.
+#[derive(Default)]
+struct HandsOverAtStop {
+    pushed: Mutex<Vec<u64>>,
+}
+
+impl Source for HandsOverAtStop {
+    fn push(&self, id: u64) {
+        self.pushed.lock().unwrap().push(id);
+    }
+    fn pop(&self, _id: u64) {}
+    fn flush(&self, _forced: bool) {}
+    fn stop(&self) -> SourceCounts {
+        let op = *self.pushed.lock().unwrap().last().unwrap();
+        let mut unended = kernel(42, 0, 0);
+        if let Activity::Kernel(kernel) = &mut unended {
+            (kernel.start_ns, kernel.end_ns) = (DEVICE_CLOCK_AT_START, 0);
+        }
+        ingest([
+            Activity::External {
+                external: op,
+                correlation: 40,
+            },
+            kernel(40, 25, 0),
+            Activity::External {
+                external: u64::MAX,
+                correlation: 41,
+            },
+            kernel(41, 5, 0),
+            unended,
+        ]);
+        SourceCounts::default()
+    }
+    fn timestamp_ns(&self) -> u64 {
+        DEVICE_CLOCK_AT_START
+    }
+}
+
+#[test]
+fn what_cupti_hands_over_while_stopping_reaches_the_op_table() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    stats::reset();
+    stats::start(stats::StatsConfig::default());
+    let x = Tensor::<Profiled<NdArray>, 1>::from_floats([1.0, 2.0], &Default::default());
+    start_with(Arc::new(HandsOverAtStop::default()));
+    let _ = x.exp();
+    assert_eq!(
+        stop(),
+        super::DeviceTimeSummary {
+            unattributed_kernels: 1,
+            unattributed_ns: 5,
+            incomplete_kernels: 1,
+            tagged_launches: 2,
+            dropped_records: 0,
+            tag_errors: 0,
+        }
+    );
+    assert_eq!(
+        probe::flush_device_time(),
+        1,
+        "the exp's kernel, after stop"
+    );
+    stats::stop();
+    let rows = stats::snapshot().rows(stats::GroupBy::Op);
+    let exp = rows.iter().find(|row| row.op == "float_exp").unwrap();
+    assert_eq!((exp.kernels, exp.device_total_ns), (Some(1), Some(25)));
+}
+
+#[test]
+fn a_tag_is_popped_from_the_source_that_took_it_even_after_a_restart() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let (first, second) = (Arc::new(Recorded::default()), Arc::new(Recorded::default()));
+    start_with(first.clone());
+    // An op's end queued on the launch thread runs after the recording stopped.
+    super::tag_launches(7);
+    stop();
+    start_with(second.clone());
+    super::tag_launches(8);
+    super::untag_launches();
+    super::untag_launches();
+    stop();
+    assert!(
+        first.open.lock().unwrap().is_empty(),
+        "7 popped from the first"
+    );
+    assert!(second.open.lock().unwrap().is_empty());
+    assert_eq!(second.pushes.lock().unwrap().clone(), [(8, vec![])]);
+}
+
+#[test]
+fn an_op_with_kernels_but_no_timed_call_has_a_row_without_percentiles() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    static OP: crate::context::op::Op = crate::context::op::Op::new("kernels_only\0");
+    stats::reset();
+    stats::start(stats::StatsConfig::default());
+    start_with(Arc::new(Recorded::default()));
+    // The op ran while statistics were off for its host time, e.g. in another session.
+    let id = super::new_op_id();
+    super::op_started(id, &OP, (0, 0), None, std::time::Duration::ZERO);
+    super::op_finished(id);
+    ingest([
+        Activity::External {
+            external: id,
+            correlation: 50,
+        },
+        kernel(50, 80, 0),
+    ]);
+    stop();
+    assert_eq!(probe::flush_device_time(), 1);
+    stats::stop();
+    let snapshot = stats::snapshot();
+    let rows = snapshot.rows(stats::GroupBy::Op);
+    let row = rows.iter().find(|row| row.op == "kernels_only").unwrap();
+    assert_eq!(
+        (row.calls, row.min_ns, row.p50_ns, row.p95_ns, row.max_ns),
+        (0, 0, 0, 0, 0)
+    );
+    assert_eq!((row.kernels, row.device_total_ns), (Some(1), Some(80)));
+    assert!(snapshot.table(stats::GroupBy::Op).contains("kernels_only"));
 }

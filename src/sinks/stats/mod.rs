@@ -85,6 +85,17 @@ impl Aggregate {
         }
     }
 
+    /// The `q` quantile of the calls' times, within the shortest and the longest; 0 for a row
+    /// with device time only (its calls ran while statistics were off).
+    fn quantile_ns(&self, q: f64) -> u64 {
+        if self.count == 0 {
+            return 0;
+        }
+        self.histogram
+            .value_at_quantile(q)
+            .clamp(self.min.as_nanos() as u64, self.max.as_nanos() as u64)
+    }
+
     fn record(&mut self, time: Duration) {
         self.count += 1;
         self.total += time;

@@ -168,14 +168,8 @@ impl Snapshot {
                 // shortest call.
                 min_ns: a.min.min(a.max).as_nanos() as u64,
                 // The histogram answers with its bucket's upper edge: keep it within what was seen.
-                p50_ns: a
-                    .histogram
-                    .value_at_quantile(0.5)
-                    .clamp(a.min.as_nanos() as u64, a.max.as_nanos() as u64),
-                p95_ns: a
-                    .histogram
-                    .value_at_quantile(0.95)
-                    .clamp(a.min.as_nanos() as u64, a.max.as_nanos() as u64),
+                p50_ns: a.quantile_ns(0.5),
+                p95_ns: a.quantile_ns(0.95),
                 max_ns: a.max.as_nanos() as u64,
                 kernels: device.then_some(a.kernels),
                 device_total_ns: device.then_some(a.device.as_nanos() as u64),
