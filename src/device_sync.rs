@@ -63,6 +63,23 @@ impl DeviceSync {
         }
     }
 
+    /// Syncs by calling `sync`, named `name` in messages: a device Burn does not drive, or a
+    /// stand-in in tests.
+    ///
+    /// ```
+    /// use burn_profiled::DeviceSync;
+    ///
+    /// let sync = DeviceSync::custom("my stream", || { /* wait for it */ });
+    /// sync.sync();
+    /// assert_eq!(format!("{sync:?}"), "DeviceSync(\"my stream\")");
+    /// ```
+    pub fn custom(name: impl Into<String>, sync: impl Fn() + Send + Sync + 'static) -> Self {
+        DeviceSync {
+            name: name.into(),
+            sync: Arc::new(sync),
+        }
+    }
+
     /// Waits until the work queued on the device has run.
     pub fn sync(&self) {
         (self.sync)()

@@ -37,6 +37,7 @@ pub use report::{CpuUsage, Entry, OneTime, Report, State};
 pub use timer::{CpuNameError, Stopwatch, StopwatchConfig};
 
 use crate::context::warmup;
+use crate::device_sync::DeviceSync;
 
 static STOPWATCH: OnceLock<Mutex<Stopwatch>> = OnceLock::new();
 
@@ -75,15 +76,26 @@ pub fn set_cpu_usage_meas_name(name: &str) -> Result<(), CpuNameError> {
 
 /// See [`Stopwatch::start_meas`].
 pub fn start_meas(name: &str) {
+    let Some(sync) = enabled().and_then(|mut stopwatch| stopwatch.begin_start(name)) else {
+        return;
+    };
+    // Unlocked: on CubeCL the sync runs on the device thread, which may be running a step
+    // that measures too (`LaunchThread::run`).
+    sync.iter().for_each(DeviceSync::sync);
     if let Some(mut stopwatch) = enabled() {
-        stopwatch.start_meas(name);
+        stopwatch.start_now(name);
     }
 }
 
 /// See [`Stopwatch::end_meas`].
 pub fn end_meas(name: &str) {
+    let Some(sync) = enabled().and_then(|mut stopwatch| stopwatch.begin_end(name)) else {
+        return;
+    };
+    // Unlocked, as in `start_meas`.
+    sync.iter().for_each(DeviceSync::sync);
     if let Some(mut stopwatch) = enabled() {
-        stopwatch.end_meas(name);
+        stopwatch.end_now(name);
     }
 }
 
@@ -95,13 +107,8 @@ pub fn measure<T>(name: &str, work: impl FnOnce() -> T) -> T {
 
 /// Starts measuring `name`; the measurement ends when the guard is dropped.
 pub fn meas(name: &str) -> Measurement<'_> {
-    let started = match enabled() {
-        Some(mut stopwatch) => {
-            stopwatch.start_meas(name);
-            true
-        }
-        None => false,
-    };
+    let started = is_enabled();
+    start_meas(name);
     Measurement {
         name: started.then_some(name),
         _not_send: PhantomData,

@@ -169,12 +169,6 @@ impl Stopwatch {
         }
     }
 
-    fn sync(&self) {
-        if let Some(device) = &self.config.sync {
-            device.sync();
-        }
-    }
-
     fn entry(&mut self, name: &str) -> Option<&mut Accumulator> {
         self.times
             .iter_mut()
@@ -211,13 +205,24 @@ impl Stopwatch {
     /// Starts the repeated measurement `name` (created on first use, warm-up included). Timed
     /// only after warm-up, after syncing the device when configured.
     pub fn start_meas(&mut self, name: &str) {
+        if let Some(sync) = self.begin_start(name) {
+            sync.iter().for_each(DeviceSync::sync);
+            self.start_now(name);
+        }
+    }
+
+    /// The first half of [`start_meas`](Self::start_meas): creates the entry; when the start
+    /// is timed, the device to sync before the timestamp. The process-wide stopwatch syncs
+    /// between the halves without holding its lock.
+    pub(crate) fn begin_start(&mut self, name: &str) -> Option<Option<DeviceSync>> {
         if self.entry(name).is_none() {
             self.times.push((name.to_owned(), Accumulator::default()));
         }
-        if !self.warmup_finished {
-            return;
-        }
-        self.sync();
+        self.warmup_finished.then(|| self.config.sync.clone())
+    }
+
+    /// The second half of [`start_meas`](Self::start_meas): the timestamp.
+    pub(crate) fn start_now(&mut self, name: &str) {
         let now = (self.config.clock)();
         if let Some(acc) = self.entry(name) {
             acc.start(now);
@@ -229,14 +234,29 @@ impl Stopwatch {
     /// # Panics
     /// If `name` was never started, or (after warm-up) is not running.
     pub fn end_meas(&mut self, name: &str) {
+        if let Some(sync) = self.begin_end(name) {
+            sync.iter().for_each(DeviceSync::sync);
+            self.end_now(name);
+        }
+    }
+
+    /// The first half of [`end_meas`](Self::end_meas), as [`begin_start`](Self::begin_start).
+    ///
+    /// # Panics
+    /// If `name` was never started.
+    pub(crate) fn begin_end(&mut self, name: &str) -> Option<Option<DeviceSync>> {
         assert!(
             self.entry(name).is_some(),
             "Entry `{name}` not present, cannot end measurment"
         );
-        if !self.warmup_finished {
-            return;
-        }
-        self.sync();
+        self.warmup_finished.then(|| self.config.sync.clone())
+    }
+
+    /// The second half of [`end_meas`](Self::end_meas): the timestamp and the interval.
+    ///
+    /// # Panics
+    /// If `name` is not running.
+    pub(crate) fn end_now(&mut self, name: &str) {
         let now = (self.config.clock)();
         let Some(acc) = self.entry(name) else { return };
         let start = acc.start;
