@@ -335,14 +335,17 @@ impl Session {
 
     /// Stops the per-op tools, prints the stopwatch report and the op table, and writes
     /// `trace.json`, `ops.json` and `run.json` (those whose tools ran) to the output directory.
-    pub fn finish(self) -> std::io::Result<RunSummary> {
-        let config = &self.config;
+    pub fn finish(mut self) -> std::io::Result<RunSummary> {
+        // What is still queued ends inside the capture: the device's work, then the op ranges
+        // queued on the launch threads (detaching waits for them).
+        self.sync.sync();
         let device_time = self.device_time.then(|| {
-            self.sync.sync();
             let summary = device_time::stop();
             probe::flush_device_time();
             summary
         });
+        drop(std::mem::take(&mut self.attached));
+        let config = &self.config;
         nvtx::stop_capture();
         probe::set_op_ranges(false);
         probe::set_op_sync(false);

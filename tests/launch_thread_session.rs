@@ -70,7 +70,8 @@ fn steps_run_on_the_launch_thread_and_op_ranges_start_there_after_warmup() {
     );
 
     // Op ranges on the launch thread only after warm-up: the third and fourth steps, then the
-    // two ops outside steps, queued, and run by the time the session finished.
+    // two ops outside steps and the session's closing sync, queued, and run by the time the
+    // session finished.
     let ranges: Vec<String> = nvtx_recorder::events_of_thread(device_thread.tid)
         .iter()
         .filter(|e| e.kind == Kind::Push && e.domain.as_deref() == Some("burn"))
@@ -80,9 +81,20 @@ fn steps_run_on_the_launch_thread_and_op_ranges_start_there_after_warmup() {
         })
         .collect();
     let step = ["float_from_data", "float_exp", "float_sum"];
-    let outside = ["float_from_data", "float_cos"];
+    let outside = ["float_from_data", "float_cos", "sync"];
     let expected: Vec<&str> = step.iter().chain(&step).chain(&outside).copied().collect();
     assert_eq!(ranges, expected);
+    // The capture (`profile`: after warm-up) ends after the last queued range closed.
+    let events = nvtx_recorder::events();
+    let last_range_end = events
+        .iter()
+        .rposition(|e| e.kind == Kind::Pop && e.domain.as_deref() == Some("burn"))
+        .unwrap();
+    let capture_end = events.iter().rposition(|e| e.kind == Kind::End).unwrap();
+    assert!(
+        capture_end > last_range_end,
+        "the capture ended before the ranges queued on the launch thread ran"
+    );
     assert_eq!(
         device_thread.queued.load(Ordering::SeqCst),
         2 * outside.len(),
