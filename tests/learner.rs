@@ -241,6 +241,51 @@ fn child() {
         }
         return;
     }
+    if mode == "compare_without_reference" {
+        // A comparison that fails (here: nothing to compare with) still leaves the artefacts.
+        let mut config = config(Preset::Debug);
+        config.dump.compare = true;
+        config.dump.dir = Some(out.join("no-reference"));
+        let profiling = TrainProfiling::start::<B>(config, &device, &out);
+        learn(&out.join("learner"), Some(&profiling));
+        let error = profiling.finish().expect_err("nothing to compare with");
+        std::fs::write(out.join("error.txt"), error.to_string()).unwrap();
+        return;
+    }
+    if mode == "two_threads" {
+        // DDP: each device's worker iterates its own part of the loader, at the same time.
+        let profiling = TrainProfiling::start::<B>(config(Preset::Profile), &device, &out);
+        let inner: Arc<dyn DataLoader<B, Batch<B>>> = DataLoaderBuilder::new(ItemBatcher)
+            .batch_size(BATCH)
+            .build(Items);
+        let loader = profiling.train_loader(inner);
+        let half = ITEMS / 2;
+        let workers: Vec<_> = [(0, half), (half, ITEMS)]
+            .into_iter()
+            .map(|(start, end)| {
+                let part = loader.slice(start, end);
+                std::thread::spawn(move || {
+                    let mut batches = 0;
+                    for _ in 0..EPOCHS {
+                        for batch in part.iter() {
+                            let _ = batch.inputs.exp().sum().into_scalar();
+                            batches += 1;
+                        }
+                    }
+                    batches
+                })
+            })
+            .collect();
+        let batches: Vec<usize> = workers.into_iter().map(|w| w.join().unwrap()).collect();
+        assert_eq!(
+            batches,
+            [EPOCHS * half / BATCH; 2],
+            "every batch passed through"
+        );
+        let summary = profiling.finish().unwrap().unwrap();
+        assert_eq!(summary.steps, EPOCHS * half / BATCH, "one worker's batches");
+        return;
+    }
     let preset: Preset = mode.parse().unwrap();
     let profiling = TrainProfiling::start::<B>(config(preset), &device, &out);
     let (_, values) = learn(&out.join("learner"), Some(&profiling));
@@ -378,6 +423,24 @@ fn op_ranges_start_after_warmup_and_the_dashboard_numbers_are_sane() {
         top_op.last().is_some_and(|p| *p > 0.0),
         "statistics run after warm-up: {top_op:?}"
     );
+}
+
+#[test]
+fn a_failed_comparison_at_the_end_still_writes_the_artefacts() {
+    let (_dir, out) = run_child("compare_without_reference");
+    let error = std::fs::read_to_string(out.join("error.txt")).unwrap();
+    assert!(
+        error.starts_with("No previously dumped data found"),
+        "{error}"
+    );
+    for file in ["ops.json", "trace.json", "run.json"] {
+        assert!(out.join(file).is_file(), "{file} missing");
+    }
+}
+
+#[test]
+fn two_workers_iterating_at_once_ddp_do_not_break_the_steps() {
+    run_child("two_threads");
 }
 
 #[test]

@@ -69,6 +69,13 @@ impl<B: Backend, I> Iterator for Steps<'_, B, I> {
 
     fn next(&mut self) -> Option<I> {
         let shared = &self.loader.profiling.shared;
+        if !shared.is_step_thread() {
+            // Another device's worker (DDP): its batches pass through, its ops are profiled.
+            if shared.steps().stopped {
+                return None;
+            }
+            return self.inner.next();
+        }
         {
             let mut session = shared.session();
             // Finished: the loader passes batches through untouched.

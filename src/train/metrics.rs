@@ -105,7 +105,11 @@ impl TopOpMetric {
             .rows(stats::GroupBy::Op)
             .into_iter()
             .next()
-            .map_or_else(|| ("-".to_owned(), 0.0), |row| (row.op, row.total_percent))
+            // With device time, rows come sorted by it: the share is the device's too.
+            .map_or_else(
+                || ("-".to_owned(), 0.0),
+                |row| (row.op, row.device_percent.unwrap_or(row.total_percent)),
+            )
     }
 }
 
@@ -117,7 +121,11 @@ impl Metric for TopOpMetric {
     }
 
     fn description(&self) -> Option<String> {
-        Some("share of op time in the op that takes the most (burn-profiled)".to_owned())
+        Some(
+            "share of op time (device time when recorded) in the op that takes the most \
+             (burn-profiled)"
+                .to_owned(),
+        )
     }
 
     fn attributes(&self) -> MetricAttributes {

@@ -52,11 +52,15 @@
 //! `TrainStep::optimize` for `"optimizer"`; the op table groups ops by those phases.
 //! Validation runs between epochs, outside any step.
 //!
-//! With several devices (`ExecutionStrategy::MultiDevice`, DDP), burn-train splits the loader
-//! and takes one batch per device for each optimizer step: each batch then counts as a step,
-//! so a run on N devices has N steps per optimizer step (warm-up counts them that way too),
-//! and the time from one batch to the next says little there: read such a run by its op table
-//! by device (`stats::GroupBy::OpAndDevice`) instead.
+//! With several devices, burn-train splits the loader. `ExecutionStrategy::MultiDevice` takes
+//! one batch per device for each optimizer step on the training thread: each batch then counts
+//! as a step, so a run on N devices has N steps per optimizer step (warm-up counts them that
+//! way too), and the time from one batch to the next says little there: read such a run by its
+//! op table by device (`stats::GroupBy::OpAndDevice`) instead. With DDP, each device's worker
+//! thread iterates its own part of the loader: the steps are those of the first worker to take
+//! a batch, and the other workers' batches pass through unmeasured (their ops are still in the
+//! op table, under their device). When the memory guard stops the run, every worker's loader
+//! ends its epoch at its next batch.
 //!
 //! Dumps (the `debug` preset): the last step's batch, through the function given to
 //! [`TrainProfiling::train_loader_dumping`]. The gradients are not reachable from a hook:
@@ -98,6 +102,8 @@ struct Shared {
 struct Steps {
     /// The step in progress: when it started, and the thread it runs on.
     open: Option<(Instant, std::thread::ThreadId)>,
+    /// The thread whose batches are the steps: the first to take one.
+    thread: Option<std::thread::ThreadId>,
     /// The last finished step's time, in seconds.
     last_seconds: Option<f64>,
     /// The memory guard stopped the run: the loader ends every epoch from now on.
@@ -180,12 +186,14 @@ impl TrainProfiling {
         };
         self.shared.end_step(&mut session);
         let last_batch = self.shared.steps().last_batch.take();
-        if let Some(batch) = last_batch {
+        let dumped = last_batch.map_or(Ok(()), |batch| {
             dump::global::add_tensor_data("batch", batch, AddOptions::new(DumpType::Json))
                 .and_then(|()| dump::global::dump(true).map(|_| ()))
-                .map_err(io::Error::other)?;
-        }
-        session.finish().map(Some)
+        });
+        // The artefacts are written also when the dump failed or differs from the reference.
+        let summary = session.finish()?;
+        dumped.map_err(io::Error::other)?;
+        Ok(Some(summary))
     }
 
     /// Gives the session the thread its device's kernels are launched on (see
@@ -210,6 +218,12 @@ impl Shared {
 
     fn steps(&self) -> MutexGuard<'_, Steps> {
         self.steps.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Whether the batches this thread takes are the steps: it is the first thread to take one.
+    fn is_step_thread(&self) -> bool {
+        let current = std::thread::current().id();
+        *self.steps().thread.get_or_insert(current) == current
     }
 
     /// Ends the step in progress, if any: its measurement and range (on its own thread), its
