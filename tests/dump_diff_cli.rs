@@ -127,6 +127,35 @@ fn a_tensor_of_int_and_float_rows_is_summarised_as_one_tensor() {
     );
 }
 
+/// Ints beyond 2^53 are compared exactly, as Python does, in the messages and in the summary.
+#[test]
+fn ints_beyond_2_pow_53_differ_by_exactly_one() {
+    let d = dirs();
+    write_json(
+        &d.reference,
+        0,
+        "tensors",
+        r#"{"i": [9007199254740993, 1]}"#,
+    );
+    write_json(&d.current, 0, "tensors", r#"{"i": [9007199254740992, 1]}"#);
+    let out = diff(&d, &[]);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.contains(
+            "  Numerical mismatch at path: i[0]\n    Dumped data: 9007199254740993\n    Struct to compare: 9007199254740992\n    Difference (current - dumped): -1\n"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains(
+            "0     tensors  i       1.0            1.1102230246251565e-16  1 / 2             [0]"
+        ),
+        "{}",
+        out.stdout
+    );
+}
+
 #[test]
 fn identical_directories_are_consistent() {
     let d = dirs();
