@@ -260,6 +260,60 @@ fn hostile_names_are_rejected_and_nothing_is_written_outside() {
     assert!(inside.contains(&"[tensors.json]a.....bin".to_owned()));
 }
 
+/// A key with a dot and nested maps, or names differing only in case, would share a blob file:
+/// the dump is refused before anything is written, naming the file and both tensors.
+#[test]
+fn tensors_sharing_a_blob_file_are_refused_before_writing() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("out");
+    let bin = || AddOptions::new(DumpType::Binary);
+    let mut d = TensorDumper::new(&dir);
+    d.add_tensor_data("p", Map::new().with("a.b", t2x3()), bin())
+        .unwrap();
+    d.add_tensor_data("p.a", Map::new().with("b", t2x3()), bin())
+        .unwrap();
+    assert_eq!(
+        d.dump(true).unwrap_err().to_string(),
+        r#"Two tensors would be written to the same blob file `[tensors.json]p.a.b.bin` (file names are compared ignoring case): tensors["p"]["a.b"] and tensors["p"]["a"]["b"]"#
+    );
+    assert!(!dir.exists(), "nothing is created");
+
+    let mut d = TensorDumper::new(&dir);
+    d.add_tensor_data(
+        "img",
+        Map::new().with("0", t2x3()),
+        AddOptions::new(DumpType::ImageI),
+    )
+    .unwrap();
+    d.add_tensor_data(
+        "IMG",
+        t2x3().reshape([1, 2, 3]),
+        AddOptions::new(DumpType::ImageI),
+    )
+    .unwrap();
+    assert_eq!(
+        d.dump(true).unwrap_err().to_string(),
+        r#"Two tensors would be written to the same blob file `[tensors.json]IMG.0.png` (file names are compared ignoring case): tensors["img"]["0"] and tensors["IMG"][0]"#
+    );
+    assert!(!dir.exists(), "nothing is created");
+}
+
+#[test]
+fn a_map_with_a_key_twice_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = TensorDumper::new(dir.path());
+    let map = Map(vec![
+        ("k".to_owned(), Value::Int(1)),
+        ("k".to_owned(), t2x3().to_dump()),
+    ]);
+    assert_eq!(
+        d.add_tensor_data("m", Map::new().with("inner", map), json())
+            .unwrap_err()
+            .to_string(),
+        "The map at path `m.inner` has the key `k` more than once"
+    );
+}
+
 struct Ragged {
     data: TensorData,
     sizes: Vec<usize>,

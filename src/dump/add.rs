@@ -2,6 +2,8 @@
 //! type for all, then tensor leaves become records whose dump type and permutation are
 //! resolved by the innermost matching map key.
 
+use std::collections::HashSet;
+
 use burn::tensor::DType;
 
 use super::convert::{self, Converters};
@@ -83,22 +85,27 @@ impl Format<'_> {
                     })
                     .collect::<Result<_, _>>()?,
             ),
-            Value::Map(Map(entries)) => Node::Map(
-                entries
-                    .into_iter()
-                    .map(|(key, item)| {
-                        check_name(&key, || format!("a key at path `{path}`"))?;
-                        let dump_type = self.type_overrides.get(&key).copied().unwrap_or(dump_type);
-                        let permute = match self.permute_overrides.get(&key) {
-                            Some(axes) => axes.clone(),
-                            None => permute.clone(),
-                        };
-                        let child =
-                            self.node(item, &format!("{path}.{key}"), dump_type, permute)?;
-                        Ok((key, child))
-                    })
-                    .collect::<Result<_, DumpError>>()?,
-            ),
+            Value::Map(Map(entries)) => {
+                let mut seen = HashSet::with_capacity(entries.len());
+                let mut nodes = Vec::with_capacity(entries.len());
+                for (key, item) in entries {
+                    check_name(&key, || format!("a key at path `{path}`"))?;
+                    if !seen.insert(key.clone()) {
+                        return Err(DumpError::DuplicateMapKey {
+                            path: path.to_owned(),
+                            key,
+                        });
+                    }
+                    let dump_type = self.type_overrides.get(&key).copied().unwrap_or(dump_type);
+                    let permute = match self.permute_overrides.get(&key) {
+                        Some(axes) => axes.clone(),
+                        None => permute.clone(),
+                    };
+                    let child = self.node(item, &format!("{path}.{key}"), dump_type, permute)?;
+                    nodes.push((key, child));
+                }
+                Node::Map(nodes)
+            }
             Value::Tensor(leaf) => {
                 let content = match self.kind {
                     Kind::Tensors => {
