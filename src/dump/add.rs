@@ -8,6 +8,7 @@ use burn::tensor::DType;
 
 use super::convert::{self, Converters};
 use super::error::DumpError;
+use super::format::check_data;
 use super::json::PyJson;
 use super::options::{AddOptions, DumpType};
 use super::tree::{Content, Node, Record, check_name};
@@ -122,6 +123,10 @@ impl Format<'_> {
                                 dtype: format!("{:?}", data.dtype),
                             });
                         }
+                        check_data(&data).map_err(|reason| DumpError::InvalidTensorData {
+                            path: path.to_owned(),
+                            reason,
+                        })?;
                         Content::Data(data)
                     }
                     Kind::Grads => Content::Pending(leaf.0.into_primitive()),

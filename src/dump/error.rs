@@ -100,6 +100,14 @@ pub enum DumpError {
         /// The backend's error.
         message: String,
     },
+    /// Tensor data whose bytes do not match its shape and dtype (a `TensorData` built by hand).
+    #[error("Invalid tensor data at `{path}`: {reason}")]
+    InvalidTensorData {
+        /// The dotted path.
+        path: String,
+        /// What does not match.
+        reason: String,
+    },
     /// A tensor whose dtype cannot be dumped (quantized tensors).
     #[error("Cannot dump the tensor at `{path}`: unsupported dtype {dtype}")]
     UnsupportedDtype {

@@ -192,6 +192,28 @@ fn blob_or_json<'a>(
     Ok(PyJson::Str(name))
 }
 
+/// Checks that `data`'s bytes are exactly what its shape and dtype need (a `TensorData` built
+/// by hand may not be); the reason when not.
+pub(crate) fn check_data(data: &TensorData) -> Result<(), String> {
+    let shape = data.shape.to_vec();
+    let needed = shape
+        .iter()
+        .try_fold(1usize, |n, &d| n.checked_mul(d))
+        .and_then(|n| n.checked_mul(data.dtype.size()));
+    match needed {
+        Some(needed) if needed == data.as_bytes().len() => Ok(()),
+        Some(needed) => Err(format!(
+            "{} bytes, but shape {shape:?} of {:?} needs {needed}",
+            data.as_bytes().len(),
+            data.dtype
+        )),
+        None => Err(format!(
+            "shape {shape:?} of {:?} has more bytes than memory can hold",
+            data.dtype
+        )),
+    }
+}
+
 /// Splits an image stack over its leading dims into nested lists of single images.
 fn split<'a>(
     data: Cow<'a, TensorData>,
@@ -208,8 +230,10 @@ fn split<'a>(
     }
     let count = shape[0];
     let inner: Vec<usize> = shape[1..].to_vec();
-    let chunk = inner.iter().product::<usize>() * data.dtype.size();
     let bytes = data.as_bytes();
+    // The data was checked (`check_data`): `count` chunks of equal size, whatever the
+    // product of the other dims would be when one of them is 0.
+    let chunk = bytes.len().checked_div(count).unwrap_or(0);
     let mut items = Vec::with_capacity(count);
     for i in 0..count {
         let part = TensorData::from_bytes_vec(
@@ -244,14 +268,23 @@ pub(crate) fn permute(data: &TensorData, axes: &[usize]) -> Option<TensorData> {
         return None;
     }
     let size = data.dtype.size();
+    let new_shape: Vec<usize> = axes.iter().map(|&a| shape[a]).collect();
+    let bytes = data.as_bytes();
+    // The data was checked (`check_data`), so no product of dims below overflows unless
+    // there are no elements.
+    if bytes.is_empty() {
+        return Some(TensorData::from_bytes_vec(
+            Vec::new(),
+            new_shape,
+            data.dtype,
+        ));
+    }
     let mut strides = vec![size; rank];
     for i in (0..rank.saturating_sub(1)).rev() {
         strides[i] = strides[i + 1] * shape[i + 1];
     }
-    let new_shape: Vec<usize> = axes.iter().map(|&a| shape[a]).collect();
     let new_strides: Vec<usize> = axes.iter().map(|&a| strides[a]).collect();
-    let bytes = data.as_bytes();
-    let total: usize = shape.iter().product();
+    let total = bytes.len() / size;
     let mut out = Vec::with_capacity(total * size);
     let mut index = vec![0usize; rank];
     for _ in 0..total {
