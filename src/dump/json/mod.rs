@@ -288,6 +288,15 @@ mod tests {
     }
 
     #[test]
+    fn ensure_ascii_escapes_del_like_python() {
+        // json.dumps("~\x7f\x80") == '"~\\u007f\\u0080"'
+        assert_eq!(
+            Str("~\u{7f}\u{80}".into()).to_python_string(),
+            "\"~\\u007f\\u0080\""
+        );
+    }
+
+    #[test]
     fn flat_numbers_write_read_and_compare_as_their_nested_lists() {
         use super::{NumberValues, Numbers as Flat};
         let flat = Numbers(Flat {
