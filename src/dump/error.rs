@@ -201,6 +201,11 @@ pub enum DumpError {
     /// A ragged batch whose sizes do not fit its data.
     #[error("Invalid ragged batch: {0}")]
     InvalidRaggedBatch(String),
+    /// A dump or comparison at a count that cannot be incremented.
+    #[error(
+        "Cannot dump or compare at dump count {0}: the count after it would overflow (see `set_dump_count`)"
+    )]
+    DumpCountOverflow(usize),
     /// `pop_range` with no range pushed (the original's IndexError text).
     #[error("pop from empty list")]
     EmptyRangeStack,
