@@ -466,6 +466,109 @@ fn malformed_bin_files_are_errors_naming_the_file() {
     assert_malformed(read_bin(&path), &path, "cannot read");
 }
 
+/// A file far larger than its declared shape (sparse: no disk used) is refused by its
+/// length, before any of it is read.
+#[test]
+fn oversized_bin_and_npy_are_refused_before_reading() {
+    let dir = tempfile::tempdir().unwrap();
+    let huge = 1u64 << 40;
+    let bin = file(&dir, "x.bin");
+    std::fs::write(
+        file(&dir, "x.bin.meta.json"),
+        r#"{"file_data_shape": [2], "file_data_dtype": "torch.float32"}"#,
+    )
+    .unwrap();
+    std::fs::File::create(&bin).unwrap().set_len(huge).unwrap();
+    assert_eq!(
+        read_bin(&bin).unwrap_err().to_string(),
+        format!(
+            "{}: 1099511627776 bytes, but shape [2] of torch.float32 needs 8",
+            bin.display()
+        )
+    );
+    let npy = file(&dir, "x.npy");
+    let good = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }";
+    let header = npy_with_header(good, 0);
+    std::fs::write(&npy, &header).unwrap();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&npy)
+        .unwrap()
+        .set_len(header.len() as u64 + huge)
+        .unwrap();
+    assert_eq!(
+        read_npy(&npy).unwrap_err().to_string(),
+        format!(
+            "{}: 1099511627776 data bytes, but shape [2, 3] of torch.float32 needs 24",
+            npy.display()
+        )
+    );
+}
+
+/// Sidecars are read only as regular files of at most 1 MiB, never through a symlink; blobs
+/// only as regular files.
+#[test]
+fn sidecars_must_be_small_regular_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = file(&dir, "x.bin");
+    let meta = file(&dir, "x.bin.meta.json");
+    let array = Array::from_values(&[2], &[1.0f32, 2.0]).unwrap();
+    write_bin(&path, &array).unwrap();
+    let error = |path: &Path| read_bin(path).unwrap_err().to_string();
+
+    let elsewhere = file(&dir, "elsewhere.json");
+    std::fs::rename(&meta, &elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, &meta).unwrap();
+    assert_eq!(
+        error(&path),
+        format!("{}: is a symlink; not followed", meta.display())
+    );
+
+    std::fs::remove_file(&meta).unwrap();
+    let fifo = std::ffi::CString::new(meta.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    assert_eq!(
+        error(&path),
+        format!("{}: not a regular file", meta.display())
+    );
+
+    std::fs::remove_file(&meta).unwrap();
+    std::fs::write(&meta, " ".repeat((1 << 20) + 1)).unwrap();
+    assert_eq!(
+        error(&path),
+        format!(
+            "{}: 1048577 bytes; a .meta.json sidecar may have at most 1048576",
+            meta.display()
+        )
+    );
+
+    std::fs::copy(&elsewhere, &meta).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    // SAFETY: as above.
+    let fifo = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    assert_eq!(
+        error(&path),
+        format!("{}: not a regular file", path.display())
+    );
+
+    let png = file(&dir, "x.png");
+    write_png(
+        &png,
+        &Array::from_values(&[1, 2], &[0u8, 1]).unwrap(),
+        ImageFormat::Intensity,
+    )
+    .unwrap();
+    let png_meta = file(&dir, "x.png.meta.json");
+    std::fs::remove_file(&png_meta).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, &png_meta).unwrap();
+    assert_eq!(
+        read_png(&png).unwrap_err().to_string(),
+        format!("{}: is a symlink; not followed", png_meta.display())
+    );
+}
+
 /// A valid `.npy` of an f32 (2, 3) array, with the header text replaced by `header` (padded).
 fn npy_with_header(header: &str, data_bytes: usize) -> Vec<u8> {
     let mut text = header.to_owned();

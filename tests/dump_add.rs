@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use burn::backend::NdArray;
-use burn::tensor::{Tensor, TensorData};
+use burn::tensor::{DType, Tensor, TensorData};
 use burn_profiled::dump::json::PyJson;
 use burn_profiled::dump::{
     AddOptions, DumpError, DumpType, Map, RaggedBatch, TensorDumper, ToDump, Value,
@@ -260,6 +260,60 @@ fn hostile_names_are_rejected_and_nothing_is_written_outside() {
     assert!(inside.contains(&"[tensors.json]a.....bin".to_owned()));
 }
 
+/// A key with a dot and nested maps, or names differing only in case, would share a blob file:
+/// the dump is refused before anything is written, naming the file and both tensors.
+#[test]
+fn tensors_sharing_a_blob_file_are_refused_before_writing() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("out");
+    let bin = || AddOptions::new(DumpType::Binary);
+    let mut d = TensorDumper::new(&dir);
+    d.add_tensor_data("p", Map::new().with("a.b", t2x3()), bin())
+        .unwrap();
+    d.add_tensor_data("p.a", Map::new().with("b", t2x3()), bin())
+        .unwrap();
+    assert_eq!(
+        d.dump(true).unwrap_err().to_string(),
+        r#"Two tensors would be written to the same blob file `[tensors.json]p.a.b.bin` (file names are compared ignoring case): tensors["p"]["a.b"] and tensors["p"]["a"]["b"]"#
+    );
+    assert!(!dir.exists(), "nothing is created");
+
+    let mut d = TensorDumper::new(&dir);
+    d.add_tensor_data(
+        "img",
+        Map::new().with("0", t2x3()),
+        AddOptions::new(DumpType::ImageI),
+    )
+    .unwrap();
+    d.add_tensor_data(
+        "IMG",
+        t2x3().reshape([1, 2, 3]),
+        AddOptions::new(DumpType::ImageI),
+    )
+    .unwrap();
+    assert_eq!(
+        d.dump(true).unwrap_err().to_string(),
+        r#"Two tensors would be written to the same blob file `[tensors.json]IMG.0.png` (file names are compared ignoring case): tensors["img"]["0"] and tensors["IMG"][0]"#
+    );
+    assert!(!dir.exists(), "nothing is created");
+}
+
+#[test]
+fn a_map_with_a_key_twice_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = TensorDumper::new(dir.path());
+    let map = Map(vec![
+        ("k".to_owned(), Value::Int(1)),
+        ("k".to_owned(), t2x3().to_dump()),
+    ]);
+    assert_eq!(
+        d.add_tensor_data("m", Map::new().with("inner", map), json())
+            .unwrap_err()
+            .to_string(),
+        "The map at path `m.inner` has the key `k` more than once"
+    );
+}
+
 struct Ragged {
     data: TensorData,
     sizes: Vec<usize>,
@@ -306,6 +360,66 @@ fn ragged_batches_per_sample_or_as_a_map_switchable_between_adds() {
                 "batch_2": {"data": [[0.0, 1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0, 9.0], [10.0, 11.0, 12.0, 13.0, 14.0]],
                             "sample_sizes": [3, 5, 1], "non_uniform_dim": 1, "num_batch_dims": 1}}}"#
         )
+    );
+}
+
+/// `TensorData` built by hand whose bytes do not fit its shape is refused when added, naming
+/// the path, instead of panicking when dumped.
+#[test]
+fn tensor_data_whose_bytes_do_not_fit_its_shape_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = TensorDumper::new(dir.path());
+    let short = || TensorData::from_bytes_vec(vec![0; 8], [3], DType::F32);
+    for dump_type in [DumpType::Json, DumpType::Binary, DumpType::ImageI] {
+        assert_eq!(
+            d.add_tensor_data(
+                "m",
+                Map::new().with("x", short()),
+                AddOptions::new(dump_type)
+            )
+            .unwrap_err()
+            .to_string(),
+            "Invalid tensor data at `m.x`: 8 bytes, but shape [3] of F32 needs 12"
+        );
+    }
+    let huge = TensorData::from_bytes_vec(vec![0; 8], [usize::MAX, 2], DType::F32);
+    assert_eq!(
+        d.add_tensor_data("h", huge, json())
+            .unwrap_err()
+            .to_string(),
+        format!(
+            "Invalid tensor data at `h`: shape [{}, 2] of F32 has more bytes than memory can hold",
+            usize::MAX
+        )
+    );
+    d.enable_ragged_batch_dumping::<Ragged>(true);
+    let ragged = Value::opaque(Ragged {
+        data: TensorData::from_bytes_vec(vec![0; 8], [3, 5], DType::F32),
+        sizes: vec![3, 5, 1],
+    });
+    assert_eq!(
+        d.add_tensor_data("r", ragged, json())
+            .unwrap_err()
+            .to_string(),
+        "Invalid ragged batch: 8 bytes, but shape [3, 5] of F32 needs 60"
+    );
+    // An empty tensor with huge dims is fine, permuted or split into images.
+    let empty = |shape: Vec<usize>| TensorData::from_bytes_vec(Vec::new(), shape, DType::F32);
+    d.add_tensor_data(
+        "p",
+        empty(vec![usize::MAX, 0, usize::MAX]),
+        AddOptions::new(DumpType::Binary).permute_axes(vec![2, 1, 0]),
+    )
+    .unwrap();
+    d.add_tensor_data(
+        "s",
+        empty(vec![2, 0, usize::MAX, 5]),
+        AddOptions::new(DumpType::ImageI),
+    )
+    .unwrap();
+    assert_eq!(
+        dumped(d, dir.path()),
+        parse(r#"{"p": "p.bin", "s": [[], []]}"#)
     );
 }
 

@@ -127,6 +127,35 @@ fn a_tensor_of_int_and_float_rows_is_summarised_as_one_tensor() {
     );
 }
 
+/// Ints beyond 2^53 are compared exactly, as Python does, in the messages and in the summary.
+#[test]
+fn ints_beyond_2_pow_53_differ_by_exactly_one() {
+    let d = dirs();
+    write_json(
+        &d.reference,
+        0,
+        "tensors",
+        r#"{"i": [9007199254740993, 1]}"#,
+    );
+    write_json(&d.current, 0, "tensors", r#"{"i": [9007199254740992, 1]}"#);
+    let out = diff(&d, &[]);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.contains(
+            "  Numerical mismatch at path: i[0]\n    Dumped data: 9007199254740993\n    Struct to compare: 9007199254740992\n    Difference (current - dumped): -1\n"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains(
+            "0     tensors  i       1.0            1.1102230246251565e-16  1 / 2             [0]"
+        ),
+        "{}",
+        out.stdout
+    );
+}
+
 #[test]
 fn identical_directories_are_consistent() {
     let d = dirs();
@@ -374,6 +403,100 @@ fn an_empty_blob_declaring_absurd_dimensions_is_unusable_input() {
         std::fs::write(dir.join("0").join("[tensors.json]e.bin.meta.json"), meta).unwrap();
     }
     assert_eq!(diff(&d, &[]).code, 0);
+}
+
+/// A name that is the blob file name of its path (`{dotted path}.{ext}`) whose file is
+/// missing on both sides is unusable input, never two equal strings.
+#[test]
+fn blob_files_missing_on_both_sides_are_unusable_input() {
+    let d = dirs();
+    for dir in [&d.reference, &d.current] {
+        write_json(
+            dir,
+            0,
+            "tensors",
+            r#"{"g": {"w": "g.w.bin"}, "img": ["img.0.png"], "n": "n.npy", "s": "other.bin"}"#,
+        );
+    }
+    let out = diff(&d, &[]);
+    assert_eq!(out.code, 2, "{}", out.stdout);
+    assert_eq!(out.stdout, "");
+    assert_eq!(
+        out.stderr,
+        format!(
+            "burn-dump-diff: {}: the blob file of g.w is missing\n",
+            blob(&d.reference, 0, "tensors", "g.w.bin").display()
+        )
+    );
+    for dir in [&d.reference, &d.current] {
+        let array = Array::from_values(&[2], &[1.0f32, 2.0]).unwrap();
+        write_bin(&blob(dir, 0, "tensors", "g.w.bin"), &array).unwrap();
+        let image = Array::from_values(&[1, 2], &[0u8, 1]).unwrap();
+        write_png(
+            &blob(dir, 0, "tensors", "img.0.png"),
+            &image,
+            ImageFormat::Intensity,
+        )
+        .unwrap();
+    }
+    let out = diff(&d, &[]);
+    assert_eq!(
+        out.stderr,
+        format!(
+            "burn-dump-diff: {}: the blob file of n is missing\n",
+            blob(&d.reference, 0, "tensors", "n.npy").display()
+        )
+    );
+    for dir in [&d.reference, &d.current] {
+        let array = Array::from_values(&[1], &[3i64]).unwrap();
+        write_npy(&blob(dir, 0, "tensors", "n.npy"), &array).unwrap();
+    }
+    // "other.bin" is not the blob name of `s`: a string like any other.
+    let out = diff(&d, &[]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+}
+
+/// Blobs, sidecars, data files and numbered dumps are never read through a symlink.
+#[test]
+fn symlinks_in_dump_directories_are_not_followed() {
+    let d = dirs();
+    let outside = d.reference.parent().unwrap().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    let array = Array::from_values(&[2], &[1.0f32, 2.0]).unwrap();
+    write_bin(&outside.join("w.bin"), &array).unwrap();
+    std::fs::write(outside.join("tensors.json"), "{}").unwrap();
+    for dir in [&d.reference, &d.current] {
+        write_json(dir, 0, "tensors", r#"{"w": "w.bin"}"#);
+        write_bin(&blob(dir, 0, "tensors", "w.bin"), &array).unwrap();
+    }
+    assert_eq!(diff(&d, &[]).code, 0);
+    let unusable = |link: &Path| {
+        let out = diff(&d, &[]);
+        assert_eq!(out.code, 2, "{}", out.stdout);
+        assert_eq!(
+            out.stderr,
+            format!(
+                "burn-dump-diff: {} is a symlink; not followed\n",
+                link.display()
+            )
+        );
+    };
+    let replace_by_link = |target: &Path, link: &Path| {
+        std::fs::remove_file(link).unwrap();
+        std::os::unix::fs::symlink(target, link).unwrap();
+    };
+    let bin = blob(&d.current, 0, "tensors", "w.bin");
+    let meta = d.current.join("0").join("[tensors.json]w.bin.meta.json");
+    replace_by_link(&outside.join("w.bin.meta.json"), &meta);
+    unusable(&meta);
+    replace_by_link(&outside.join("w.bin"), &bin);
+    unusable(&bin);
+    let json = d.current.join("0").join("tensors.json");
+    replace_by_link(&outside.join("tensors.json"), &json);
+    unusable(&json);
+    let numbered = d.current.join("1");
+    std::os::unix::fs::symlink(&outside, &numbered).unwrap();
+    unusable(&numbered);
 }
 
 #[test]

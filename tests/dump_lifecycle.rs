@@ -49,6 +49,31 @@ fn dump_if_empty_and_counting() {
     assert_eq!(entries(dir.path()), vec!["0", "1"]);
 }
 
+/// At `usize::MAX` the count cannot go on: an error, with nothing written and the data kept.
+#[test]
+fn a_dump_at_the_largest_count_is_an_error_not_an_overflow() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = TensorDumper::new(dir.path());
+    d.set_dump_count(usize::MAX);
+    d.add_tensor_data("x", vec![1, 2], json()).unwrap();
+    let message = format!(
+        "Cannot dump or compare at dump count {}: the count after it would overflow (see `set_dump_count`)",
+        usize::MAX
+    );
+    assert_eq!(d.dump(true).unwrap_err().to_string(), message);
+    assert!(entries(dir.path()).is_empty());
+    assert_eq!(
+        d.compare_to_dumped_data(CompareSettings::default(), true)
+            .unwrap_err()
+            .to_string(),
+        message
+    );
+    assert_eq!(d.dump_count(), usize::MAX);
+    d.set_dump_count(0);
+    d.dump(false).unwrap();
+    assert_eq!(entries(&dir.path().join("0")), vec!["tensors.json"]);
+}
+
 #[test]
 fn actions_fire_after_dumps_and_on_set_count_and_are_never_removed() {
     let dir = tempfile::tempdir().unwrap();

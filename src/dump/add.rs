@@ -2,10 +2,13 @@
 //! type for all, then tensor leaves become records whose dump type and permutation are
 //! resolved by the innermost matching map key.
 
+use std::collections::HashSet;
+
 use burn::tensor::DType;
 
 use super::convert::{self, Converters};
 use super::error::DumpError;
+use super::format::check_data;
 use super::json::PyJson;
 use super::options::{AddOptions, DumpType};
 use super::tree::{Content, Node, Record, check_name};
@@ -83,22 +86,27 @@ impl Format<'_> {
                     })
                     .collect::<Result<_, _>>()?,
             ),
-            Value::Map(Map(entries)) => Node::Map(
-                entries
-                    .into_iter()
-                    .map(|(key, item)| {
-                        check_name(&key, || format!("a key at path `{path}`"))?;
-                        let dump_type = self.type_overrides.get(&key).copied().unwrap_or(dump_type);
-                        let permute = match self.permute_overrides.get(&key) {
-                            Some(axes) => axes.clone(),
-                            None => permute.clone(),
-                        };
-                        let child =
-                            self.node(item, &format!("{path}.{key}"), dump_type, permute)?;
-                        Ok((key, child))
-                    })
-                    .collect::<Result<_, DumpError>>()?,
-            ),
+            Value::Map(Map(entries)) => {
+                let mut seen = HashSet::with_capacity(entries.len());
+                let mut nodes = Vec::with_capacity(entries.len());
+                for (key, item) in entries {
+                    check_name(&key, || format!("a key at path `{path}`"))?;
+                    if !seen.insert(key.clone()) {
+                        return Err(DumpError::DuplicateMapKey {
+                            path: path.to_owned(),
+                            key,
+                        });
+                    }
+                    let dump_type = self.type_overrides.get(&key).copied().unwrap_or(dump_type);
+                    let permute = match self.permute_overrides.get(&key) {
+                        Some(axes) => axes.clone(),
+                        None => permute.clone(),
+                    };
+                    let child = self.node(item, &format!("{path}.{key}"), dump_type, permute)?;
+                    nodes.push((key, child));
+                }
+                Node::Map(nodes)
+            }
             Value::Tensor(leaf) => {
                 let content = match self.kind {
                     Kind::Tensors => {
@@ -115,6 +123,10 @@ impl Format<'_> {
                                 dtype: format!("{:?}", data.dtype),
                             });
                         }
+                        check_data(&data).map_err(|reason| DumpError::InvalidTensorData {
+                            path: path.to_owned(),
+                            reason,
+                        })?;
                         Content::Data(data)
                     }
                     Kind::Grads => Content::Pending(leaf.0.into_primitive()),

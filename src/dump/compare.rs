@@ -10,7 +10,7 @@
 //! mismatches hidden by the per-tensor limit still fail the comparison (the original reports
 //! "consistent" when the limit is 0) and are counted in a line of their own.
 
-use super::json::PyJson;
+use super::json::{PyJson, abs_difference};
 use crate::python;
 
 /// How [`compare`] judges.
@@ -166,7 +166,7 @@ impl Walk<'_> {
             // Flat number arrays of one shape: element by element, with no tree to walk.
             (PyJson::Numbers(r), PyJson::Numbers(c)) if r.shape == c.shape => {
                 for i in 0..r.values.len() {
-                    let difference = (c.values.f64_at(i) - r.values.f64_at(i)).abs();
+                    let difference = r.values.abs_difference_at(&c.values, i);
                     if difference > self.options.eps {
                         let depth = steps.len();
                         steps.extend(r.index_of(i).into_iter().map(Step::Index));
@@ -240,8 +240,7 @@ impl Walk<'_> {
         tensor_root: Option<usize>,
         out: &mut Vec<Mismatch>,
     ) {
-        let (r_value, c_value) = (r.as_number().unwrap_or(0.0), c.as_number().unwrap_or(0.0));
-        let difference = (c_value - r_value).abs();
+        let difference = abs_difference(r, c).unwrap_or(0.0);
         if difference > self.options.eps {
             let text = format!(
                 "  Numerical mismatch at path: {}\n    Dumped data: {}\n    Struct to compare: {}\n    Difference (current - dumped): {}",
@@ -412,6 +411,39 @@ mod tests {
             kinds.shown[0].text,
             "  Mismatch at path: a\n    Dumped data: [1]\n    Struct to compare: None"
         );
+    }
+
+    #[test]
+    fn ints_beyond_2_pow_53_are_compared_exactly() {
+        let options = CompareOptions::default();
+        let none = |_: &str| false;
+        // The flat array and the scalar paths: both f64s are 9007199254740992.0.
+        for (reference, current) in [
+            ("[9007199254740993]", "[9007199254740992]"),
+            ("9007199254740993", "9007199254740992"),
+            (
+                r#"{"n": [9007199254740993, true]}"#,
+                r#"{"n": [9007199254740992, true]}"#,
+            ),
+        ] {
+            let comparison = compare(&parse(reference), &parse(current), &none, options);
+            assert_eq!(comparison.total, 1, "{reference} vs {current}");
+            assert_eq!(comparison.shown[0].weight, 1.0);
+            assert!(
+                comparison.shown[0]
+                    .text
+                    .ends_with("Difference (current - dumped): -1"),
+                "{}",
+                comparison.shown[0].text
+            );
+        }
+        let extremes = compare(
+            &parse("[-9223372036854775808]"),
+            &parse("[9223372036854775807]"),
+            &none,
+            options,
+        );
+        assert_eq!(extremes.shown[0].weight, 18446744073709551615.0);
     }
 
     #[test]

@@ -302,6 +302,7 @@ impl TensorDumper {
         if !self.grads.is_empty() && !self.grad_computed {
             return Err(DumpError::GradientsNotComputedForDump);
         }
+        let next = self.next_count()?;
         let dir = self.dump_dir.join(self.dump_count.to_string());
         let mut parts = Vec::new();
         for (kind, root) in [("tensors", &self.tensors), ("grads", &self.grads)] {
@@ -316,7 +317,7 @@ impl TensorDumper {
             parts.push((kind, format(root, true, &file_for)?));
         }
         write_dump(&self.dump_dir, self.dump_count, &parts)?;
-        self.finish_dump();
+        self.finish_dump(next);
         Ok(true)
     }
 
@@ -336,8 +337,9 @@ impl TensorDumper {
         if !compare_if_empty && self.tensors.is_empty() && self.grads.is_empty() {
             return Ok(true);
         }
+        let next = self.next_count()?;
         let result = self.compare_all(&settings);
-        self.finish_dump();
+        self.finish_dump(next);
         result
     }
 
@@ -476,12 +478,19 @@ impl TensorDumper {
         ragged::register::<R>(&mut self.converters, as_per_sample);
     }
 
-    /// The clear-count-act ending of a dump or comparison.
-    fn finish_dump(&mut self) {
+    /// The count after this dump, checked before anything is done.
+    fn next_count(&self) -> Result<usize, DumpError> {
+        self.dump_count
+            .checked_add(1)
+            .ok_or(DumpError::DumpCountOverflow(self.dump_count))
+    }
+
+    /// The clear-count-act ending of a dump or comparison; `next` is [`Self::next_count`].
+    fn finish_dump(&mut self, next: usize) {
         self.tensors.clear();
         self.grads.clear();
         self.grad_computed = false;
-        self.dump_count += 1;
+        self.dump_count = next;
         self.fire(self.dump_count);
     }
 

@@ -63,6 +63,27 @@ pub enum DumpError {
         /// Where it was found (`path`, `range name`, `key at path ...`).
         context: String,
     },
+    /// A map with the same key twice.
+    #[error("The map at path `{path}` has the key `{key}` more than once")]
+    DuplicateMapKey {
+        /// The dotted path of the map.
+        path: String,
+        /// The repeated key.
+        key: String,
+    },
+    /// Two tensors whose blob files would have the same name (a map key with a dot in it and
+    /// nested maps, or names that differ only in case), so one would overwrite the other.
+    #[error(
+        "Two tensors would be written to the same blob file `{file}` (file names are compared ignoring case): {first} and {second}"
+    )]
+    DuplicateBlobFile {
+        /// The file name of the second tensor.
+        file: String,
+        /// Where the first tensor is (`tensors["p"]["a.b"]`).
+        first: String,
+        /// Where the second tensor is.
+        second: String,
+    },
     /// A user value with no converter registered for its type.
     #[error("No custom converter is registered for the type `{0}`")]
     NoConverter(String),
@@ -78,6 +99,14 @@ pub enum DumpError {
         path: String,
         /// The backend's error.
         message: String,
+    },
+    /// Tensor data whose bytes do not match its shape and dtype (a `TensorData` built by hand).
+    #[error("Invalid tensor data at `{path}`: {reason}")]
+    InvalidTensorData {
+        /// The dotted path.
+        path: String,
+        /// What does not match.
+        reason: String,
     },
     /// A tensor whose dtype cannot be dumped (quantized tensors).
     #[error("Cannot dump the tensor at `{path}`: unsupported dtype {dtype}")]
@@ -172,6 +201,11 @@ pub enum DumpError {
     /// A ragged batch whose sizes do not fit its data.
     #[error("Invalid ragged batch: {0}")]
     InvalidRaggedBatch(String),
+    /// A dump or comparison at a count that cannot be incremented.
+    #[error(
+        "Cannot dump or compare at dump count {0}: the count after it would overflow (see `set_dump_count`)"
+    )]
+    DumpCountOverflow(usize),
     /// `pop_range` with no range pushed (the original's IndexError text).
     #[error("pop from empty list")]
     EmptyRangeStack,

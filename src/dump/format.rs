@@ -17,6 +17,9 @@ use super::tree::{Content, Node, Record};
 pub(crate) struct Blob<'a> {
     /// The dotted name with its extension (`group.bin.bin`); the file is `[{kind}.json]{name}`.
     pub name: String,
+    /// Where the tensor is in the structure, unambiguously (`["group"]["a.b"]`), where the
+    /// dotted name may stand for several places.
+    pub location: String,
     /// The data: the stored tensor's, or its permuted or split copy.
     pub data: Cow<'a, TensorData>,
     /// Binary, an image type or Npy.
@@ -50,16 +53,29 @@ pub(crate) fn format<'a>(
     for (key, node) in root {
         entries.push((
             key.clone(),
-            node_json(node, key, split_images, file_for, &mut out)?,
+            node_json(
+                node,
+                key,
+                &key_location("", key),
+                split_images,
+                file_for,
+                &mut out,
+            )?,
         ));
     }
     out.json = PyJson::Object(entries);
     Ok(out)
 }
 
+/// `location` followed by the subscript of map key `key`.
+fn key_location(location: &str, key: &str) -> String {
+    format!("{location}[{key:?}]")
+}
+
 fn node_json<'a>(
     node: &'a Node,
     path: &str,
+    location: &str,
     split_images: bool,
     file_for: &dyn Fn(&str) -> String,
     out: &mut Formatted<'a>,
@@ -70,8 +86,14 @@ fn node_json<'a>(
             entries
                 .iter()
                 .map(|(key, child)| {
-                    let child =
-                        node_json(child, &format!("{path}.{key}"), split_images, file_for, out)?;
+                    let child = node_json(
+                        child,
+                        &format!("{path}.{key}"),
+                        &key_location(location, key),
+                        split_images,
+                        file_for,
+                        out,
+                    )?;
                     Ok((key.clone(), child))
                 })
                 .collect::<Result<_, DumpError>>()?,
@@ -81,17 +103,25 @@ fn node_json<'a>(
                 .iter()
                 .enumerate()
                 .map(|(i, child)| {
-                    node_json(child, &format!("{path}.{i}"), split_images, file_for, out)
+                    node_json(
+                        child,
+                        &format!("{path}.{i}"),
+                        &format!("{location}[{i}]"),
+                        split_images,
+                        file_for,
+                        out,
+                    )
                 })
                 .collect::<Result<_, _>>()?,
         ),
-        Node::Record(record) => record_json(record, path, split_images, file_for, out)?,
+        Node::Record(record) => record_json(record, path, location, split_images, file_for, out)?,
     })
 }
 
 fn record_json<'a>(
     record: &'a Record,
     path: &str,
+    location: &str,
     split_images: bool,
     file_for: &dyn Fn(&str) -> String,
     out: &mut Formatted<'a>,
@@ -117,15 +147,16 @@ fn record_json<'a>(
         && let Some(rank) = record.dump_type.image_rank()
         && data.shape.len() > rank
     {
-        return split(data, path, rank, record.dump_type, file_for, out);
+        return split(data, path, location, rank, record.dump_type, file_for, out);
     }
     out.tensor_paths.insert(path.to_owned());
-    blob_or_json(data, path, record.dump_type, file_for, out)
+    blob_or_json(data, path, location, record.dump_type, file_for, out)
 }
 
 fn blob_or_json<'a>(
     data: Cow<'a, TensorData>,
     path: &str,
+    location: &str,
     dump_type: DumpType,
     file_for: &dyn Fn(&str) -> String,
     out: &mut Formatted<'a>,
@@ -154,16 +185,40 @@ fn blob_or_json<'a>(
     }
     out.blobs.push(Blob {
         name: name.clone(),
+        location: location.to_owned(),
         data,
         dump_type,
     });
     Ok(PyJson::Str(name))
 }
 
+/// Checks that `data`'s bytes are exactly what its shape and dtype need (a `TensorData` built
+/// by hand may not be); the reason when not.
+pub(crate) fn check_data(data: &TensorData) -> Result<(), String> {
+    let shape = data.shape.to_vec();
+    let needed = shape
+        .iter()
+        .try_fold(1usize, |n, &d| n.checked_mul(d))
+        .and_then(|n| n.checked_mul(data.dtype.size()));
+    match needed {
+        Some(needed) if needed == data.as_bytes().len() => Ok(()),
+        Some(needed) => Err(format!(
+            "{} bytes, but shape {shape:?} of {:?} needs {needed}",
+            data.as_bytes().len(),
+            data.dtype
+        )),
+        None => Err(format!(
+            "shape {shape:?} of {:?} has more bytes than memory can hold",
+            data.dtype
+        )),
+    }
+}
+
 /// Splits an image stack over its leading dims into nested lists of single images.
 fn split<'a>(
     data: Cow<'a, TensorData>,
     path: &str,
+    location: &str,
     rank: usize,
     dump_type: DumpType,
     file_for: &dyn Fn(&str) -> String,
@@ -171,12 +226,14 @@ fn split<'a>(
 ) -> Result<PyJson, DumpError> {
     let shape = data.shape.to_vec();
     if shape.len() == rank {
-        return blob_or_json(data, path, dump_type, file_for, out);
+        return blob_or_json(data, path, location, dump_type, file_for, out);
     }
     let count = shape[0];
     let inner: Vec<usize> = shape[1..].to_vec();
-    let chunk = inner.iter().product::<usize>() * data.dtype.size();
     let bytes = data.as_bytes();
+    // The data was checked (`check_data`): `count` chunks of equal size, whatever the
+    // product of the other dims would be when one of them is 0.
+    let chunk = bytes.len().checked_div(count).unwrap_or(0);
     let mut items = Vec::with_capacity(count);
     for i in 0..count {
         let part = TensorData::from_bytes_vec(
@@ -187,6 +244,7 @@ fn split<'a>(
         items.push(split(
             Cow::Owned(part),
             &format!("{path}.{i}"),
+            &format!("{location}[{i}]"),
             rank,
             dump_type,
             file_for,
@@ -210,14 +268,23 @@ pub(crate) fn permute(data: &TensorData, axes: &[usize]) -> Option<TensorData> {
         return None;
     }
     let size = data.dtype.size();
+    let new_shape: Vec<usize> = axes.iter().map(|&a| shape[a]).collect();
+    let bytes = data.as_bytes();
+    // The data was checked (`check_data`), so no product of dims below overflows unless
+    // there are no elements.
+    if bytes.is_empty() {
+        return Some(TensorData::from_bytes_vec(
+            Vec::new(),
+            new_shape,
+            data.dtype,
+        ));
+    }
     let mut strides = vec![size; rank];
     for i in (0..rank.saturating_sub(1)).rev() {
         strides[i] = strides[i + 1] * shape[i + 1];
     }
-    let new_shape: Vec<usize> = axes.iter().map(|&a| shape[a]).collect();
     let new_strides: Vec<usize> = axes.iter().map(|&a| strides[a]).collect();
-    let bytes = data.as_bytes();
-    let total: usize = shape.iter().product();
+    let total = bytes.len() / size;
     let mut out = Vec::with_capacity(total * size);
     let mut index = vec![0usize; rank];
     for _ in 0..total {

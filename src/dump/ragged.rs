@@ -12,6 +12,7 @@ use burn::tensor::TensorData;
 
 use super::convert::Converters;
 use super::error::DumpError;
+use super::format::check_data;
 use super::value::{Map, ToDump, Value};
 
 /// A padded batch of samples of different sizes along one dim.
@@ -63,13 +64,20 @@ fn nest(items: &mut impl Iterator<Item = Value>, shape: &[usize]) -> Value {
     }
 }
 
+/// The product of `dims`, saturating: exact whenever the true product fits or is 0, which is
+/// all a checked `TensorData` allows for the products taken here.
+fn product<'a>(dims: impl IntoIterator<Item = &'a usize>) -> usize {
+    dims.into_iter().fold(1, |n, &d| n.saturating_mul(d))
+}
+
 fn per_sample<R: RaggedBatch>(batch: &R) -> Result<Value, DumpError> {
     let data = batch.data();
+    check_data(&data).map_err(DumpError::InvalidRaggedBatch)?;
     let shape = data.shape.to_vec();
     let batch_dims = batch.num_batch_dims();
     let dim = batch.non_uniform_dim();
     let sizes = batch.sample_sizes();
-    let samples: usize = shape.iter().take(batch_dims).product();
+    let samples = product(shape.iter().take(batch_dims));
     let invalid = |why: &str| {
         DumpError::InvalidRaggedBatch(format!(
             "shape {shape:?}, num_batch_dims {batch_dims}, non_uniform_dim {dim}, {} sample sizes: {why}",
@@ -87,10 +95,10 @@ fn per_sample<R: RaggedBatch>(batch: &R) -> Result<Value, DumpError> {
     let sample_shape = &shape[batch_dims..];
     let axis = dim - batch_dims;
     let element = data.dtype.size();
-    let inner: usize = sample_shape[axis + 1..].iter().product::<usize>() * element;
-    let outer: usize = sample_shape[..axis].iter().product();
+    let inner = product(&sample_shape[axis + 1..]).saturating_mul(element);
+    let outer = product(&sample_shape[..axis]);
     let padded = sample_shape[axis];
-    let sample_bytes = outer * padded * inner;
+    let sample_bytes = outer.saturating_mul(padded).saturating_mul(inner);
     let bytes = data.as_bytes();
     let mut items = Vec::with_capacity(samples);
     for (i, &size) in sizes.iter().enumerate() {

@@ -6,6 +6,7 @@
 //! original: writing dump `n` again replaces the whole directory, so no stale files of an
 //! earlier run remain next to the new ones.
 
+use std::collections::HashMap;
 use std::path::{Component, Path};
 
 use super::blob::{self, ImageFormat};
@@ -32,10 +33,20 @@ pub(crate) fn write_dump(
     count: usize,
     parts: &[(&str, Formatted)],
 ) -> Result<(), DumpError> {
-    // Check every name before creating anything.
+    // Check every name before creating anything. Two tensors whose files differ only in case
+    // would overwrite each other on a case-insensitive file system.
+    let mut files: HashMap<String, String> = HashMap::new();
     for (kind, formatted) in parts {
         for blob in &formatted.blobs {
-            blob_file_name(kind, &blob.name)?;
+            let file = blob_file_name(kind, &blob.name)?;
+            let location = format!("{kind}{}", blob.location);
+            if let Some(first) = files.insert(file.to_lowercase(), location.clone()) {
+                return Err(DumpError::DuplicateBlobFile {
+                    file,
+                    first,
+                    second: location,
+                });
+            }
         }
     }
     std::fs::create_dir_all(dump_dir).map_err(DumpError::io(dump_dir))?;

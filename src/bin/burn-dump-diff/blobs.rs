@@ -7,7 +7,7 @@ use burn_profiled::dump::blob::{self, Array};
 use burn_profiled::dump::compare::Mismatch;
 use burn_profiled::dump::json::PyJson;
 
-use crate::{Unusable, structure_path};
+use crate::{Unusable, entry_type, structure_path};
 
 /// What replacing blob names by blob values found.
 #[derive(Default)]
@@ -39,9 +39,16 @@ pub(crate) struct BlobDirs<'a> {
 }
 
 impl BlobDirs<'_> {
-    /// The blob a string leaf names, if it is one that exists in `dir`:
-    /// `[{kind}.json]{name}` with a `.bin`, `.npy` or `.png` extension.
-    fn load(&self, dir: &Path, value: Option<&PyJson>) -> Result<Option<Array>, Unusable> {
+    /// The blob a string leaf at `steps` names, if it is one that exists in `dir`:
+    /// `[{kind}.json]{name}` with a `.bin`, `.npy` or `.png` extension. The name a dump gives
+    /// the blob at `steps` (`{dotted path}.{ext}`) must name a regular file. Symlinks are not
+    /// followed.
+    fn load(
+        &self,
+        dir: &Path,
+        value: Option<&PyJson>,
+        steps: &[String],
+    ) -> Result<Option<Array>, Unusable> {
         let Some(PyJson::Str(name)) = value else {
             return Ok(None);
         };
@@ -50,8 +57,30 @@ impl BlobDirs<'_> {
         }
         let path = dir.join(format!("[{}.json]{name}", self.kind));
         let extension = name.rsplit_once('.').map_or("", |(_, ext)| ext);
-        if !matches!(extension, "bin" | "npy" | "png") || !path.is_file() {
+        if !matches!(extension, "bin" | "npy" | "png") {
             return Ok(None);
+        }
+        let is_blob_name = !steps.is_empty() && name == &format!("{}.{extension}", steps.join("."));
+        match entry_type(&path)? {
+            Some(kind) if kind.is_file() => {}
+            None if is_blob_name => {
+                return Err(Unusable(format!(
+                    "{}: the blob file of {} is missing",
+                    path.display(),
+                    structure_path(steps)
+                )));
+            }
+            Some(_) if is_blob_name => {
+                return Err(Unusable(format!(
+                    "{} is not a regular file",
+                    path.display()
+                )));
+            }
+            _ => return Ok(None),
+        }
+        if extension != "npy" {
+            // The sidecar, which the reader would otherwise open.
+            entry_type(&blob::meta_path(&path))?;
         }
         let array = match extension {
             "bin" => blob::read_bin(&path)?,
@@ -87,8 +116,8 @@ impl BlobDirs<'_> {
         steps: &mut Vec<String>,
         found: &mut Substituted,
     ) -> Result<(), Unusable> {
-        let reference_blob = self.load(self.reference, reference.as_deref())?;
-        let current_blob = self.load(self.current, current.as_deref())?;
+        let reference_blob = self.load(self.reference, reference.as_deref(), steps)?;
+        let current_blob = self.load(self.current, current.as_deref(), steps)?;
         if reference_blob.is_some() || current_blob.is_some() {
             let path = structure_path(steps);
             let mut replace_with_values = true;
@@ -183,7 +212,7 @@ impl BlobDirs<'_> {
                 } else {
                     self.current
                 };
-                if let Some(blob) = self.load(dir, Some(leaf))? {
+                if let Some(blob) = self.load(dir, Some(leaf), steps)? {
                     *leaf = blob.to_py_json();
                     if !is_reference {
                         found.record_current_blob(steps);

@@ -9,7 +9,7 @@ use burn_profiled::dump::json::PyJson;
 use crate::blobs::{BlobDirs, Substituted};
 use crate::report::{Findings, Report};
 use crate::tensors::{collect_tensor_paths, summarise_tensors};
-use crate::{Args, Unusable};
+use crate::{Args, Unusable, entry_type};
 
 /// The kinds of data file a dump holds, by the original's `type` name.
 const KINDS: [&str; 2] = ["tensors", "grads"];
@@ -74,7 +74,7 @@ fn numbered_dumps(dir: &Path) -> Result<BTreeMap<usize, PathBuf>, Unusable> {
             continue;
         }
         if let Ok(index) = name.parse::<usize>()
-            && entry.path().is_dir()
+            && entry_type(&entry.path())?.is_some_and(|kind| kind.is_dir())
         {
             dumps.insert(index, entry.path());
         }
@@ -105,7 +105,17 @@ fn compare_file(
     let file_name = format!("{kind}.json");
     let (reference_file, current_file) =
         (reference_dir.join(&file_name), current_dir.join(&file_name));
-    match (reference_file.exists(), current_file.exists()) {
+    let present = |file: &Path| -> Result<bool, Unusable> {
+        match entry_type(file)? {
+            None => Ok(false),
+            Some(kind) if kind.is_file() => Ok(true),
+            Some(_) => Err(Unusable(format!(
+                "{} is not a regular file",
+                file.display()
+            ))),
+        }
+    };
+    match (present(&reference_file)?, present(&current_file)?) {
         (false, false) => return Ok(()),
         (true, false) => {
             findings.absent(

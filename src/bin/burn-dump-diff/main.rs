@@ -71,6 +71,20 @@ impl From<blob::BlobError> for Unusable {
     }
 }
 
+/// What is at `path`, without following a symlink: `None` when nothing is there. A symlink
+/// is unusable input: it may lead out of the dump directory.
+fn entry_type(path: &std::path::Path) -> Result<Option<std::fs::FileType>, Unusable> {
+    match std::fs::symlink_metadata(path) {
+        Ok(metadata) if metadata.file_type().is_symlink() => Err(Unusable(format!(
+            "{} is a symlink; not followed",
+            path.display()
+        ))),
+        Ok(metadata) => Ok(Some(metadata.file_type())),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(error) => Err(Unusable(format!("cannot read {}: {error}", path.display()))),
+    }
+}
+
 fn main() -> ExitCode {
     let args = Args::parse();
     match diff::run(&args) {

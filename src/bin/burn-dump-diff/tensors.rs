@@ -3,7 +3,7 @@
 use std::collections::HashSet;
 
 use burn_profiled::dump::compare::looks_like_tensor;
-use burn_profiled::dump::json::PyJson;
+use burn_profiled::dump::json::{PyJson, abs_difference};
 
 use crate::blobs::Substituted;
 use crate::report::TensorSummary;
@@ -62,7 +62,8 @@ impl TensorStats {
         match (reference, current) {
             (PyJson::Numbers(r), PyJson::Numbers(c)) if r.shape == c.shape => {
                 for i in 0..r.values.len() {
-                    self.element(r.values.f64_at(i), c.values.f64_at(i), eps, || {
+                    let abs_error = r.values.abs_difference_at(&c.values, i);
+                    self.element(abs_error, r.values.f64_at(i), eps, || {
                         [index.as_slice(), &r.index_of(i)].concat()
                     });
                 }
@@ -77,17 +78,17 @@ impl TensorStats {
                 }
             }
             (r, c) => {
-                if let (Some(r), Some(c)) = (r.as_number(), c.as_number()) {
-                    self.element(r, c, eps, || index.clone());
+                if let (Some(abs_error), Some(r)) = (abs_difference(r, c), r.as_number()) {
+                    self.element(abs_error, r, eps, || index.clone());
                 }
             }
         }
     }
 
-    /// One element pair; `index` gives its index when it is the worst so far.
-    fn element(&mut self, r: f64, c: f64, eps: f64, index: impl FnOnce() -> Vec<usize>) {
+    /// One element pair, `abs(current - reference)` and `reference`; `index` gives its index
+    /// when it is the worst so far.
+    fn element(&mut self, abs_error: f64, r: f64, eps: f64, index: impl FnOnce() -> Vec<usize>) {
         self.elements += 1;
-        let abs_error = (c - r).abs();
         // NaN never counts, as in the comparison.
         self.max_abs_error = self.max_abs_error.max(abs_error);
         self.max_rel_error = self

@@ -4,7 +4,7 @@ use std::path::Path;
 
 use super::element::int_json;
 use super::error::{malformed, with_file};
-use super::file::{read_file, read_meta, write_file};
+use super::file::{open_file, read_bytes, read_meta, write_file};
 use super::shape::{check_data_length, checked_file_shape};
 use super::{Array, ArrayView, BlobError, Dtype, meta_path};
 use crate::dump::json::PyJson;
@@ -77,7 +77,10 @@ pub fn read_bin(path: &Path) -> Result<Array, BlobError> {
         }
     };
     let expected = checked_file_shape(&meta_file, &shape, dtype)?;
-    let bytes = read_file(path)?;
-    check_data_length(path, "bytes", bytes.len(), expected, &shape, dtype)?;
+    // The declared size is checked against the file's length before anything is read.
+    let (mut file, length) = open_file(path)?;
+    let length = usize::try_from(length).unwrap_or(usize::MAX);
+    check_data_length(path, "bytes", length, expected, &shape, dtype)?;
+    let bytes = read_bytes(path, &mut file, expected)?;
     Array::new(dtype, shape, bytes).map_err(|e| with_file(path, e))
 }

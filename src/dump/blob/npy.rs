@@ -6,7 +6,7 @@ use half::bf16;
 
 use super::element::le_bytes;
 use super::error::{malformed, with_file};
-use super::file::{read_file, write_file_parts};
+use super::file::{open_file, read_bytes, write_file_parts};
 use super::npy_header::parse_npy_header;
 use super::shape::{check_data_length, checked_file_shape};
 use super::{Array, ArrayView, BlobError, Dtype};
@@ -80,8 +80,19 @@ pub(crate) fn write_npy_view(path: &Path, array: ArrayView<'_>) -> Result<(), Bl
 /// Reads a `.npy` file: versions 1.0, 2.0 and 3.0, C order, little-endian bool, integer and
 /// float descrs.
 pub fn read_npy(path: &Path) -> Result<Array, BlobError> {
-    let bytes = read_file(path)?;
-    let rest = bytes
+    // The header, then the data once its declared size matches the file's length.
+    let (mut file, length) = open_file(path)?;
+    let length = usize::try_from(length).unwrap_or(usize::MAX);
+    let mut preamble = read_bytes(path, &mut file, length.min(10))?;
+    // Versions 2 and 3 have a 4-byte header length where version 1 has 2.
+    if preamble.starts_with(NPY_MAGIC) && matches!(preamble.get(6), Some(2 | 3)) {
+        preamble.extend(read_bytes(
+            path,
+            &mut file,
+            length.min(12) - preamble.len(),
+        )?);
+    }
+    let rest = preamble
         .strip_prefix(NPY_MAGIC)
         .ok_or_else(|| malformed(path, "not an .npy file (no \\x93NUMPY magic)"))?;
     let (header_start, header_length) = match rest {
@@ -98,19 +109,27 @@ pub fn read_npy(path: &Path) -> Result<Array, BlobError> {
         }
         _ => return Err(malformed(path, "truncated .npy preamble")),
     };
-    let header = header_start
+    let header_end = header_start
         .checked_add(header_length)
-        .and_then(|end| bytes.get(header_start..end))
+        .filter(|&end| end <= length)
         .ok_or_else(|| malformed(path, "truncated .npy header"))?;
-    let (dtype, shape) = parse_npy_header(header)
+    let header = read_bytes(path, &mut file, header_length)?;
+    let (dtype, shape) = parse_npy_header(&header)
         .map_err(|reason| malformed(path, format!("bad .npy header: {reason}")))?;
-    let data = &bytes[header_start + header_length..];
     let expected = checked_file_shape(path, &shape, dtype)?;
-    check_data_length(path, "data bytes", data.len(), expected, &shape, dtype)?;
+    check_data_length(
+        path,
+        "data bytes",
+        length - header_end,
+        expected,
+        &shape,
+        dtype,
+    )?;
+    let data = read_bytes(path, &mut file, expected)?;
     let bytes = if dtype == Dtype::Bool {
         data.iter().map(|b| u8::from(*b != 0)).collect()
     } else {
-        data.to_vec()
+        data
     };
     Array::new(dtype, shape, bytes).map_err(|e| with_file(path, e))
 }

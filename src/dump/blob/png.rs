@@ -5,7 +5,7 @@ use std::path::Path;
 
 use super::element::{element_int, int_json};
 use super::error::{malformed, with_file};
-use super::file::{read_file, read_meta, write_file};
+use super::file::{meta_exists, read_file, read_meta, write_file};
 use super::{Array, ArrayView, BlobError, Dtype, meta_path};
 use crate::dump::json::PyJson;
 
@@ -183,7 +183,7 @@ pub fn read_png(path: &Path) -> Result<(Array, PyJson), BlobError> {
     }
     .map_err(|e| with_file(path, e))?;
     let meta_file = meta_path(path);
-    let meta = if meta_file.exists() {
+    let meta = if meta_exists(&meta_file) {
         read_meta(&meta_file)?
     } else {
         PyJson::Null

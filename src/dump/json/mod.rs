@@ -88,6 +88,38 @@ impl NumberValues {
             NumberValues::Bool(v) => f64::from(u8::from(v[i])),
         }
     }
+
+    /// The `i`th number as an exact integer, when the numbers are ints or bools.
+    pub fn int_at(&self, i: usize) -> Option<i64> {
+        match self {
+            NumberValues::Float(_) => None,
+            NumberValues::Int(v) => Some(v[i]),
+            NumberValues::Bool(v) => Some(i64::from(v[i])),
+        }
+    }
+
+    /// `abs(current[i] - self[i])` as Python computes it: see [`abs_difference`].
+    pub fn abs_difference_at(&self, current: &NumberValues, i: usize) -> f64 {
+        match (self.int_at(i), current.int_at(i)) {
+            (Some(r), Some(c)) => exact_abs_difference(r, c),
+            _ => (current.f64_at(i) - self.f64_at(i)).abs(),
+        }
+    }
+}
+
+/// `abs(current - reference)` of two numbers as Python computes it: exactly when both are ints
+/// or bools (ints beyond 2^53 differ even where their `f64`s are equal), else in `f64`. `None`
+/// when either is not a number.
+pub fn abs_difference(reference: &PyJson, current: &PyJson) -> Option<f64> {
+    match (reference.as_int(), current.as_int()) {
+        (Some(r), Some(c)) => Some(exact_abs_difference(r, c)),
+        _ => Some((current.as_number()? - reference.as_number()?).abs()),
+    }
+}
+
+/// `abs(c - r)` with no rounding before the subtraction.
+fn exact_abs_difference(r: i64, c: i64) -> f64 {
+    (i128::from(c) - i128::from(r)).unsigned_abs() as f64
 }
 
 impl Numbers {
@@ -172,6 +204,15 @@ impl PyJson {
         }
     }
 
+    /// The value as an exact integer, when it is an int or a bool.
+    pub fn as_int(&self) -> Option<i64> {
+        match self {
+            PyJson::Bool(b) => Some(i64::from(*b)),
+            PyJson::Int(i) => Some(*i),
+            _ => None,
+        }
+    }
+
     /// The value as Python's `json.dumps(value, indent=2)` writes it.
     pub fn to_python_string(&self) -> String {
         let mut out = String::new();
@@ -243,6 +284,15 @@ mod tests {
         let back = back.expand_numbers();
         assert!(
             matches!(back.get("d"), Some(List(items)) if matches!(items[0], Float(f) if f.is_nan()))
+        );
+    }
+
+    #[test]
+    fn ensure_ascii_escapes_del_like_python() {
+        // json.dumps("~\x7f\x80") == '"~\\u007f\\u0080"'
+        assert_eq!(
+            Str("~\u{7f}\u{80}".into()).to_python_string(),
+            "\"~\\u007f\\u0080\""
         );
     }
 

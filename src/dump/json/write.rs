@@ -127,7 +127,8 @@ fn write_string(out: &mut String, text: &str) {
             '\t' => out.push_str("\\t"),
             '\u{08}' => out.push_str("\\b"),
             '\u{0c}' => out.push_str("\\f"),
-            c if (c as u32) < 0x20 || !c.is_ascii() => {
+            // Python's `ensure_ascii` escapes everything outside ' '..='~', DEL included.
+            c if (c as u32) < 0x20 || (c as u32) >= 0x7f => {
                 let mut units = [0u16; 2];
                 for unit in c.encode_utf16(&mut units) {
                     let _ = write!(out, "\\u{unit:04x}");

@@ -47,6 +47,20 @@ mod tests {
     use super::super::PyJson::{self, *};
 
     #[test]
+    fn a_high_surrogate_not_followed_by_a_low_one_keeps_the_next_escape() {
+        // Python: json.loads('"\\ud800\\u0041"') == '\ud800A'; a lone surrogate is U+FFFD here.
+        let text = r#"["\ud800\u0041", "\ud83d\ude00", "\ud800\ud800x"]"#;
+        assert_eq!(
+            PyJson::parse(text).unwrap(),
+            PyJson::List(vec![
+                PyJson::Str("\u{FFFD}A".into()),
+                PyJson::Str("😀".into()),
+                PyJson::Str("\u{FFFD}\u{FFFD}x".into()),
+            ])
+        );
+    }
+
+    #[test]
     fn reads_ints_and_floats_apart_and_rejects_garbage_with_a_position() {
         assert_eq!(
             PyJson::parse("[1, 1.0, -2, 3e2, 99999999999999999999]").unwrap(),

@@ -91,8 +91,15 @@ impl Parser<'_> {
         let first = self.hex4()?;
         let mut units = vec![first];
         if (0xD800..0xDC00).contains(&first) && self.buf[self.at..].starts_with(b"\\u") {
+            let before = self.at;
             self.at += 2;
-            units.push(self.hex4()?);
+            let second = self.hex4()?;
+            if (0xDC00..0xE000).contains(&second) {
+                units.push(second);
+            } else {
+                // Not a pair: the second escape is read on its own, as Python does.
+                self.at = before;
+            }
         }
         // Lone surrogates (Python writes them) become U+FFFD.
         Ok(char::decode_utf16(units)
