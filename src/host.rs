@@ -10,25 +10,94 @@ use sysinfo::{
 
 /// System-wide CPU usage in percent (0 to 100, all CPUs averaged) since the previous sample,
 /// like Python's `psutil.cpu_percent()`. The first sample covers the time since the meter was
-/// made and may read 0.
+/// made.
+///
+/// On Linux it reads `/proc/stat` at every sample, as psutil does (the kernel counts CPU time
+/// in ticks, usually 10 ms). Elsewhere it asks `sysinfo`, which refreshes at most every
+/// 200 ms: samples closer together repeat the previous value.
 pub struct CpuMeter {
-    system: System,
+    /// Busy and total CPU time in ticks at the previous sample, from `/proc/stat`.
+    last: Option<CpuTimes>,
+    /// Where `/proc/stat` cannot be read.
+    system: Option<System>,
+}
+
+/// Busy and total CPU time over all CPUs, in the kernel's ticks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct CpuTimes {
+    busy: u64,
+    total: u64,
+}
+
+impl CpuTimes {
+    /// From `/proc/stat`'s first line: `cpu  user nice system idle iowait irq softirq steal
+    /// guest guest_nice`. Busy is all but idle and iowait, as psutil counts it; guest time is
+    /// already in user and nice.
+    fn parse(stat: &str) -> Option<CpuTimes> {
+        let fields: Vec<u64> = stat
+            .lines()
+            .next()?
+            .strip_prefix("cpu ")?
+            .split_whitespace()
+            .map(|field| field.parse().ok())
+            .collect::<Option<_>>()?;
+        let total: u64 = fields.iter().take(8).sum();
+        let idle = fields.get(3)? + fields.get(4).copied().unwrap_or(0);
+        Some(CpuTimes {
+            busy: total.saturating_sub(idle),
+            total,
+        })
+    }
+
+    fn read() -> Option<CpuTimes> {
+        CpuTimes::parse(&std::fs::read_to_string("/proc/stat").ok()?)
+    }
+
+    /// Percent busy from `earlier` to `self`; 0 when no tick passed, as psutil answers.
+    fn percent_since(self, earlier: CpuTimes) -> f64 {
+        let total = self.total.saturating_sub(earlier.total);
+        if total == 0 {
+            return 0.0;
+        }
+        let busy = self.busy.saturating_sub(earlier.busy).min(total);
+        100.0 * busy as f64 / total as f64
+    }
 }
 
 impl CpuMeter {
     /// A meter whose first sample covers the time from now.
     pub fn new() -> Self {
+        if let Some(times) = CpuTimes::read() {
+            return CpuMeter {
+                last: Some(times),
+                system: None,
+            };
+        }
         let mut system = System::new_with_specifics(
             RefreshKind::nothing().with_cpu(CpuRefreshKind::nothing().with_cpu_usage()),
         );
         system.refresh_cpu_usage();
-        CpuMeter { system }
+        CpuMeter {
+            last: None,
+            system: Some(system),
+        }
     }
 
     /// Percent of all CPUs busy since the previous sample.
     pub fn sample(&mut self) -> f64 {
-        self.system.refresh_cpu_usage();
-        f64::from(self.system.global_cpu_usage())
+        if let Some(last) = self.last
+            && let Some(now) = CpuTimes::read()
+        {
+            self.last = Some(now);
+            return now.percent_since(last);
+        }
+        let system = self.system.get_or_insert_with(|| {
+            System::new_with_specifics(
+                RefreshKind::nothing().with_cpu(CpuRefreshKind::nothing().with_cpu_usage()),
+            )
+        });
+        system.refresh_cpu_usage();
+        f64::from(system.global_cpu_usage()).clamp(0.0, 100.0)
     }
 }
 
@@ -119,6 +188,27 @@ impl MemoryGuard {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn cpu_times_from_proc_stat_count_idle_and_iowait_as_not_busy() {
+        let stat = "cpu  100 5 50 800 40 3 2 0 7 0\ncpu0 50 2 25 400 20 1 1 0 3 0\nintr 1\n";
+        let times = CpuTimes::parse(stat).unwrap();
+        assert_eq!(
+            times,
+            CpuTimes {
+                busy: 160,
+                total: 1000
+            }
+        );
+        let later = CpuTimes {
+            busy: 190,
+            total: 1100,
+        };
+        assert_eq!(later.percent_since(times), 30.0);
+        assert_eq!(times.percent_since(times), 0.0, "no tick passed");
+        assert_eq!(CpuTimes::parse("intr 1\n"), None);
+        assert_eq!(CpuTimes::parse("cpu  1 x 3 4\n"), None);
+    }
     use super::*;
 
     #[test]

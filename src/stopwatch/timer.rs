@@ -32,13 +32,14 @@ impl StopwatchConfig {
     /// Measure after `num_warmup_iters` iterations; print a report every `print_every_n_iters`
     /// measured iterations (never when `None`).
     pub fn new(num_warmup_iters: usize, print_every_n_iters: Option<NonZeroUsize>) -> Self {
-        let mut cpu = None::<CpuMeter>;
+        // Its baseline is now, as psutil's is its import.
+        let mut cpu = CpuMeter::new();
         StopwatchConfig {
             num_warmup_iters,
             print_every_n_iters,
             sync: None,
             clock: Box::new(crate::context::clock::now),
-            cpu_meter: Box::new(move || cpu.get_or_insert_with(CpuMeter::new).sample()),
+            cpu_meter: Box::new(move || cpu.sample()),
             rss_meter: Box::new(crate::host::rss_bytes),
         }
     }
