@@ -30,8 +30,9 @@ pub struct StopwatchSection {
     pub enabled: bool,
     /// Iterations before measuring.
     pub warmup_iters: usize,
-    /// Print the report every this many measured iterations (never when absent).
-    pub print_every: Option<usize>,
+    /// Print the report every this many measured iterations (never when absent; 0 is an
+    /// error).
+    pub print_every: Option<std::num::NonZeroUsize>,
     /// Sync the device before each timestamp.
     pub sync: bool,
     /// The measurement whose intervals sample CPU usage and memory.

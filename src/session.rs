@@ -158,12 +158,8 @@ impl Session {
         let sync = DeviceSync::all::<B>(devices);
         let session_sync = sync.clone();
         if config.stopwatch.enabled {
-            let print_every = config
-                .stopwatch
-                .print_every
-                .and_then(std::num::NonZeroUsize::new);
             let mut stopwatch_config =
-                StopwatchConfig::new(config.stopwatch.warmup_iters, print_every);
+                StopwatchConfig::new(config.stopwatch.warmup_iters, config.stopwatch.print_every);
             if config.stopwatch.sync {
                 stopwatch_config = stopwatch_config.sync(sync.clone());
             }
@@ -202,7 +198,7 @@ impl Session {
             memory_guard: config
                 .host
                 .memory_limit_mib
-                .map(|mib| MemoryGuard::new(mib << 20)),
+                .map(|mib| MemoryGuard::new(mib.saturating_mul(1 << 20))),
             backend: B::name(device),
             device: session_sync.devices().to_owned(),
             config,

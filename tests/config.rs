@@ -71,6 +71,14 @@ fn errors_name_the_key_the_line_or_the_file() {
         "{bad_value}"
     );
 
+    let zero = RuntimeConfig::from_toml_str("[stopwatch]\nprint_every = 0\n")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        zero.contains("print_every") && zero.contains("line 2") && zero.contains("nonzero"),
+        "{zero}"
+    );
+
     let unknown_section = RuntimeConfig::from_json_str("{\n  \"stopwach\": {}\n}")
         .unwrap_err()
         .to_string();
