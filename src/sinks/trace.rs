@@ -429,13 +429,21 @@ pub fn to_json() -> (String, TraceSummary) {
             args: serde_json::Map::new(),
         });
     }
-    let json = serde_json::json!({
-        "traceEvents": events,
-        "displayTimeUnit": "ns",
-        "otherData": other,
-    });
+    /// The file, serialized straight from the events (no `Value` tree of a million events).
+    #[derive(serde::Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct TraceFile<'a> {
+        trace_events: &'a [Event<'a>],
+        display_time_unit: &'static str,
+        other_data: serde_json::Map<String, serde_json::Value>,
+    }
+    let file = TraceFile {
+        trace_events: &events,
+        display_time_unit: "ns",
+        other_data: other,
+    };
     (
-        serde_json::to_string(&json).unwrap_or_default(),
+        serde_json::to_string(&file).unwrap_or_default(),
         TraceSummary {
             events: spans,
             dropped,
