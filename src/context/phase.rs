@@ -2,7 +2,8 @@
 //! (`forward`, `backward`, `optimizer`, ...), by which statistics are grouped.
 
 use std::cell::{Cell, RefCell};
-use std::sync::{Mutex, PoisonError};
+use std::collections::HashMap;
+use std::sync::{LazyLock, Mutex, MutexGuard, PoisonError};
 
 thread_local! {
     /// The open ranges of this thread: their names (for order checks) and phase ids.
@@ -12,21 +13,32 @@ thread_local! {
     static INHERITED: Cell<u32> = const { Cell::new(0) };
 }
 
-/// Phase names by id; id 0 is "outside any range".
-static PHASES: Mutex<Vec<String>> = Mutex::new(Vec::new());
+/// Phase names by id, and ids by name; id 0 is "outside any range".
+struct Phases {
+    names: Vec<String>,
+    ids: HashMap<String, u32>,
+}
+
+static PHASES: LazyLock<Mutex<Phases>> = LazyLock::new(|| {
+    Mutex::new(Phases {
+        names: vec!["-".to_owned()],
+        ids: HashMap::new(),
+    })
+});
+
+fn phases() -> MutexGuard<'static, Phases> {
+    PHASES.lock().unwrap_or_else(PoisonError::into_inner)
+}
 
 fn phase_id(name: &str) -> u32 {
-    let mut phases = PHASES.lock().unwrap_or_else(PoisonError::into_inner);
-    if phases.is_empty() {
-        phases.push("-".to_owned());
+    let mut phases = phases();
+    if let Some(&id) = phases.ids.get(name) {
+        return id;
     }
-    match phases.iter().position(|phase| phase == name) {
-        Some(id) => id as u32,
-        None => {
-            phases.push(name.to_owned());
-            (phases.len() - 1) as u32
-        }
-    }
+    let id = phases.names.len() as u32;
+    phases.names.push(name.to_owned());
+    phases.ids.insert(name.to_owned(), id);
+    id
 }
 
 /// A range named `name` opened on this thread.
@@ -64,8 +76,8 @@ pub(crate) fn inheriting<T>(phase: u32, work: impl FnOnce() -> T) -> T {
 
 /// The name of a phase id (`-` for 0, outside any range).
 pub(crate) fn name(id: u32) -> String {
-    let phases = PHASES.lock().unwrap_or_else(PoisonError::into_inner);
-    phases
+    phases()
+        .names
         .get(id as usize)
         .cloned()
         .unwrap_or_else(|| "-".to_owned())
