@@ -275,6 +275,8 @@ fn train<B: AutodiffBackend>(
         .metric_train_numeric(profiling.top_op_metric())
         .num_epochs(args.epochs)
         .summary();
+    // The memory guard (`[host] memory_limit_mib`) stops the run through it.
+    profiling.set_interrupter(training.interrupter());
     let model = VisionModel::<B>::new(&device);
     let _result = training.launch(Learner::new(model, AdamConfig::new().init(), 1e-2));
     if let Some(summary) = profiling.finish()? {

@@ -117,11 +117,14 @@ impl<B: Backend> InferenceStep for Classifier<B> {
 struct Logged {
     names: Arc<Mutex<HashMap<MetricId, String>>>,
     values: Arc<Mutex<Vec<(String, f64)>>>,
+    /// Metric updates of validation.
+    valid_updates: Arc<Mutex<usize>>,
 }
 
 impl MetricLogger for Logged {
     fn log(&mut self, update: MetricsUpdate, _epoch: usize, split: &Split) {
         if !matches!(split, Split::Train) {
+            *self.valid_updates.lock().unwrap() += 1;
             return;
         }
         let names = self.names.lock().unwrap();
@@ -202,6 +205,9 @@ fn learn(dir: &Path, profiling: Option<&TrainProfiling>) -> (Vec<TensorData>, Ve
         .metric_train_numeric(profiling.top_op_metric()),
         None => SupervisedTraining::new(dir, train, valid),
     };
+    if let Some(profiling) = profiling {
+        profiling.set_interrupter(training.interrupter());
+    }
     training = training
         .num_epochs(EPOCHS)
         .renderer(Quiet)
@@ -212,7 +218,11 @@ fn learn(dir: &Path, profiling: Option<&TrainProfiling>) -> (Vec<TensorData>, Ve
         result.model.linear.weight.val().into_data(),
         result.model.linear.bias.unwrap().val().into_data(),
     ];
-    let values = logged.values.lock().unwrap().clone();
+    let mut values = logged.values.lock().unwrap().clone();
+    values.push((
+        "valid updates".to_owned(),
+        *logged.valid_updates.lock().unwrap() as f64,
+    ));
     (weights, values)
 }
 
@@ -250,6 +260,18 @@ fn child() {
         learn(&out.join("learner"), Some(&profiling));
         let error = profiling.finish().expect_err("nothing to compare with");
         std::fs::write(out.join("error.txt"), error.to_string()).unwrap();
+        return;
+    }
+    if mode == "memory_guard" {
+        // Past the limit after the first step: the run stops there, without validation.
+        let mut config = config(Preset::Eval);
+        config.stopwatch.warmup_iters = 0;
+        config.host.memory_limit_mib = Some(1);
+        let profiling = TrainProfiling::start::<B>(config, &device, &out);
+        let (_, values) = learn(&out.join("learner"), Some(&profiling));
+        let summary = profiling.finish().unwrap().unwrap();
+        assert_eq!(summary.steps, 1);
+        assert_eq!(values.last().unwrap(), &("valid updates".to_owned(), 0.0));
         return;
     }
     if mode == "two_threads" {
@@ -436,6 +458,11 @@ fn a_failed_comparison_at_the_end_still_writes_the_artefacts() {
     for file in ["ops.json", "trace.json", "run.json"] {
         assert!(out.join(file).is_file(), "{file} missing");
     }
+}
+
+#[test]
+fn the_memory_guard_stops_the_learner_through_its_interrupter() {
+    run_child("memory_guard");
 }
 
 #[test]

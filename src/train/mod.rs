@@ -41,7 +41,8 @@
 //! So [`TrainProfiling::train_loader`] wraps the train loader. Each `next()`:
 //! * ends the step in progress: the `step` stopwatch measurement and NVTX range, the step time,
 //!   and the session's `finish_iter` (warm-up, per-op tools on after it, the capture range,
-//!   the memory guard: past its limit, the loader ends every epoch, so training ends);
+//!   the memory guard: past its limit, it stops the run through the interrupter given to
+//!   [`TrainProfiling::set_interrupter`], and the loader ends every epoch);
 //! * loads the next batch inside a `load batch` measurement and range;
 //! * opens the next step.
 //!
@@ -110,6 +111,8 @@ struct Steps {
     stopped: bool,
     /// The last step's batch, for the dump at the end (the `debug` preset).
     last_batch: Option<Map>,
+    /// The run's interrupter, stopped with the memory guard's message.
+    interrupter: Option<burn::train::Interrupter>,
 }
 
 impl TrainProfiling {
@@ -205,6 +208,19 @@ impl TrainProfiling {
         }
     }
 
+    /// Gives the integration the run's interrupter (`SupervisedTraining::interrupter`): when
+    /// the memory guard (`[host] memory_limit_mib`) stops the run, it stops burn-train's loop
+    /// with the guard's message, so no validation epoch or checkpoint follows. Without it the
+    /// train loader only ends every epoch from then on.
+    ///
+    /// ```ignore
+    /// let training = SupervisedTraining::new(dir, profiling.train_loader(train), valid);
+    /// profiling.set_interrupter(training.interrupter());
+    /// ```
+    pub fn set_interrupter(&self, interrupter: burn::train::Interrupter) {
+        self.shared.steps().interrupter = Some(interrupter);
+    }
+
     /// The time of the last finished step, in seconds.
     pub fn last_step_seconds(&self) -> Option<f64> {
         self.shared.steps().last_seconds
@@ -241,6 +257,9 @@ impl Shared {
         if let Err(exceeded) = session.finish_iter() {
             println!("{exceeded}: ending the training");
             steps.stopped = true;
+            if let Some(interrupter) = &steps.interrupter {
+                interrupter.stop(Some(&exceeded.to_string()));
+            }
         }
     }
 
