@@ -56,7 +56,8 @@ pub fn op_ranges() -> bool {
 /// it is popped, so asynchronous GPU work lands inside the op's own range and an observer's
 /// timing of the op covers its device time. This serialises the device and costs a full sync
 /// per op: use it to attribute time, not to measure throughput. Ops whose device cannot be
-/// known from their arguments (reads, transactions) are not synced.
+/// known from their arguments (transactions) are not synced; reads are, on their tensor's
+/// device.
 pub fn set_op_sync(on: bool) {
     switches::set(SYNC, on);
 }

@@ -24,6 +24,12 @@
 //! launched under no op and stay unattributed. CUPTI hands its records over in buffers, off the
 //! ops' threads; [`probe::flush_device_time`](crate::probe::flush_device_time) collects them.
 //! Device time goes to the innermost op, as CUPTI tags a launch with the innermost id.
+//!
+//! Ops outside steps queue their tags on the attached launch thread, in the FIFO their
+//! launches go through. When ops of two threads (a data loader and the training loop) queue
+//! there at the same time, their tags interleave on it: a kernel of one is then counted to
+//! the other, whose tag is innermost at that launch. Steps run on the launch thread do not
+//! interleave: each runs whole.
 
 pub(crate) mod correlate;
 #[cfg(feature = "cupti")]
