@@ -61,6 +61,18 @@ mod tests {
     }
 
     #[test]
+    fn a_key_given_twice_keeps_its_place_and_takes_the_last_value() {
+        // Python: json.loads('{"a": 1, "b": 2, "a": 3}') == {"a": 3, "b": 2}.
+        assert_eq!(
+            PyJson::parse(r#"{"a": 1, "b": 2, "a": 3}"#).unwrap(),
+            PyJson::Object(vec![
+                ("a".to_owned(), PyJson::Int(3)),
+                ("b".to_owned(), PyJson::Int(2))
+            ])
+        );
+    }
+
+    #[test]
     fn reads_ints_and_floats_apart_and_rejects_garbage_with_a_position() {
         assert_eq!(
             PyJson::parse("[1, 1.0, -2, 3e2, 99999999999999999999]").unwrap(),

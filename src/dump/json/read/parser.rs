@@ -1,5 +1,6 @@
 //! The parser: its state, and the grammar of values, objects and lists.
 
+use std::collections::HashMap;
 use std::io::{self, Read};
 
 use super::error::Malformed;
@@ -97,7 +98,10 @@ impl<'r> Parser<'r> {
 
     fn object(&mut self) -> Result<PyJson, Malformed> {
         self.at += 1;
-        let mut entries = Vec::new();
+        let mut entries: Vec<(String, PyJson)> = Vec::new();
+        // A key given twice keeps its first place and takes the last value, as Python's
+        // `json` reads it.
+        let mut index: HashMap<String, usize> = HashMap::new();
         self.skip_space();
         if self.eat_byte(b'}') {
             return Ok(PyJson::Object(entries));
@@ -119,7 +123,13 @@ impl<'r> Parser<'r> {
             }
             self.skip_space();
             let value = self.value()?;
-            entries.push((key, value));
+            match index.get(&key) {
+                Some(&at) => entries[at].1 = value,
+                None => {
+                    index.insert(key.clone(), entries.len());
+                    entries.push((key, value));
+                }
+            }
             self.skip_space();
             if self.eat_byte(b',') {
                 continue;
