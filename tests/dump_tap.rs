@@ -139,3 +139,28 @@ fn train(taps: bool) -> (Vec<u32>, Vec<u32>) {
 fn training_is_bit_identical_with_and_without_taps() {
     assert_eq!(train(false), train(true));
 }
+
+#[test]
+fn a_failed_set_gradients_leaves_the_taps_for_the_retry() {
+    type Other = Autodiff<burn_profiled::Profiled<NdArray>>;
+    enable_grad_taps::<A>();
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = TensorDumper::new(dir.path());
+    let x = Tensor::<A, 1>::from_floats([1.0, 2.0], &Default::default()).require_grad();
+    let y = d.grad_tap("y", x.clone() * 3.0, json()).unwrap();
+    d.add_grad_data("x", x.clone(), json()).unwrap();
+    let grads = y.sum().backward();
+    // Gradients of another backend: `x` cannot be resolved from them.
+    let w = Tensor::<Other, 1>::from_floats([1.0], &Default::default()).require_grad();
+    let other = w.sum().backward();
+    let error = d.set_gradients_from::<Other>(&other).unwrap_err();
+    assert!(
+        error.to_string().contains("is not a tensor of the backend"),
+        "{error}"
+    );
+    d.set_gradients_from::<A>(&grads).unwrap();
+    d.dump(true).unwrap();
+    let text = std::fs::read_to_string(dir.path().join("0/grads.json")).unwrap();
+    let expected = PyJson::parse(r#"{"y": [1.0, 1.0], "x": [3.0, 3.0]}"#).unwrap();
+    assert_eq!(PyJson::parse(&text).unwrap(), expected, "{text}");
+}

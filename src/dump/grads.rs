@@ -70,15 +70,23 @@ pub(crate) fn backward<B: AutodiffBackend>(
 }
 
 /// Replaces every pending gradient record of `root` by its gradient. Nothing changes when it
-/// fails.
+/// fails; the taps' gradients are taken only once every other record resolved (a failed read
+/// of a tap's gradient still uses up the taps before it).
 pub(crate) fn resolve<B: AutodiffBackend>(
     root: &mut [(String, Node)],
     grads: &B::Gradients,
 ) -> Result<(), DumpError> {
-    let mut resolved = Vec::new();
+    let mut collected = Vec::new();
     for (key, node) in root.iter() {
-        collect::<B>(node, key, grads, &mut resolved)?;
+        collect::<B>(node, key, grads, &mut collected)?;
     }
+    let resolved = collected
+        .into_iter()
+        .map(|outcome| match outcome {
+            Outcome::Tap(sink, path) => tapped(&sink, &path),
+            outcome => Ok(outcome),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     let mut resolved = resolved.into_iter();
     for (_, node) in root.iter_mut() {
         node.for_each_record(&mut |node| {
@@ -96,7 +104,7 @@ pub(crate) fn resolve<B: AutodiffBackend>(
                         permute: permute.take(),
                     }),
                     Some(Outcome::Leaf(leaf)) => Node::Leaf(leaf),
-                    None => Node::Leaf(PyJson::Null),
+                    Some(Outcome::Tap(..)) | None => Node::Leaf(PyJson::Null),
                 };
             }
         });
@@ -107,6 +115,8 @@ pub(crate) fn resolve<B: AutodiffBackend>(
 enum Outcome {
     Data(burn::tensor::TensorData),
     Leaf(PyJson),
+    /// A tap's gradient, taken once everything else resolved.
+    Tap(super::tap::Sink, String),
 }
 
 fn collect<B: AutodiffBackend>(
@@ -133,7 +143,7 @@ fn collect<B: AutodiffBackend>(
         Node::Record(Record {
             content: Content::Tap(sink),
             ..
-        }) => out.push(tapped(sink, path)?),
+        }) => out.push(Outcome::Tap(sink.clone(), path.to_owned())),
         Node::Record(_) | Node::Leaf(_) => {}
     }
     Ok(())
