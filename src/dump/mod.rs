@@ -48,6 +48,8 @@
 //!   [`global::enable`] panics, with the original's text.
 //! * A comparison failure with `as_warning` is printed to stderr (`warning: ...`) and gives
 //!   `Ok(false)`.
+//! * An image's `original_range` leaves NaNs out (numpy's `min`/`max` give NaN): the range
+//!   of its other values, or `[Infinity, -Infinity]` when every value is NaN.
 
 pub mod blob;
 pub mod compare;

@@ -71,7 +71,8 @@ static CONFIG: OnceLock<RangeConfig> = OnceLock::new();
 ///
 /// # Panics
 /// If user ranges were enabled before: there is no disable, and a second configuration would
-/// silently fight the first (as in the original, where this is an assertion).
+/// silently fight the first (as in the original, where this is an assertion; the message names
+/// this function where the original's names Python's ways of enabling).
 pub fn enable(config: RangeConfig) {
     if CONFIG.set(config).is_err() {
         panic!(
