@@ -10,7 +10,8 @@ use burn_profiled::{Profiled, Session, device_time, stats};
 type B = Profiled<NdArray>;
 
 const NO_CUPTI: &str = "device time per op needs CUPTI (libcupti.so), which could not be loaded: \
-                        libcupti.so was not found on the library path";
+                        libcupti.so was not found on the library path (add its directory, such as \
+                        /usr/local/cuda/extras/CUPTI/lib64, to LD_LIBRARY_PATH)";
 
 /// Whether this machine has CUPTI (a GPU machine, where `scripts/gpu-check.sh` checks device
 /// time): recording starts there, and this test has nothing to check.

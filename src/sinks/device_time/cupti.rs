@@ -109,7 +109,9 @@ impl Cupti {
         // SAFETY: only tries to load the library.
         if !unsafe { sys::is_culib_present() } {
             return Err(DeviceTimeError::NoCupti(
-                "libcupti.so was not found on the library path".to_owned(),
+                "libcupti.so was not found on the library path (add its directory, such as \
+                 /usr/local/cuda/extras/CUPTI/lib64, to LD_LIBRARY_PATH)"
+                    .to_owned(),
             ));
         }
         // cudarc panics on a missing symbol: an old CUPTI must not take the run down.
