@@ -4,6 +4,9 @@
 //! | tool | what it does |
 //! |---|---|
 //! | [`Profiled<B>`] | a backend that runs `B` and reports every op: NVTX ranges for Nsight Systems, optional per-op device sync, [observers](probe::OpObserver) |
+//! | [`Session`], [`config`] | a `RuntimeConfig` (preset, file or `BURN_PROFILED`) applied to a training loop: tools at the start, per-op tools after warm-up, the report, the op table and `ops.json`/`trace.json`/`run.json` at the end |
+//! | `train` | the same for a burn-train `Learner` run (feature `train`) |
+//! | [`DeviceSync`] | the device(s) a tool syncs before a timestamp |
 //! | [`probe`] | the switches: op ranges, per-op sync, observers |
 //! | [`LaunchThread`] | where a backend launches its kernels (CubeCL's device thread): steps run there, so each op range contains its kernels |
 //! | [`nvtx`] | user ranges (with sync and order checks), marks, domains, registered handles, capture control, [`nvtx::Ranged`] sub-modules, thread names |
@@ -12,7 +15,7 @@
 //! | [`device_time`] | each op's kernels and their device time through CUPTI (feature `cupti`), in the op table |
 //! | [`trace`] | a Chrome trace-event timeline (Perfetto, `chrome://tracing`) of ops, ranges and measurements |
 //! | [`host`] | CPU usage, resident memory and a memory guard |
-//! | [`dump`] | tensor dumps compatible with the Python `TensorDumper`, and their comparison |
+//! | [`dump`] | tensor dumps compatible with the Python `TensorDumper`, and their comparison (offline: the `burn-dump-diff` binary) |
 //!
 //! ```
 //! use burn::backend::{Autodiff, NdArray};

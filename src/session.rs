@@ -330,7 +330,9 @@ impl Session {
     }
 
     /// Stops the per-op tools, prints the stopwatch report and the op table, and writes
-    /// `trace.json`, `ops.json` and `run.json` (those whose tools ran) to the output directory.
+    /// `trace.json`, `ops.json` and `run.json` (those whose tools ran) to the output directory,
+    /// with `ops_by_shapes.json` when statistics are kept by shapes and `ops_by_device.json`
+    /// with several devices.
     pub fn finish(mut self) -> std::io::Result<RunSummary> {
         // What is still queued ends inside the capture: the device's work, then the op ranges
         // queued on the launch threads (detaching waits for them).
@@ -358,13 +360,26 @@ impl Session {
         }
         if config.stats.enabled {
             let snapshot = stats::snapshot();
-            let by_device = (snapshot.devices().len() > 1)
-                .then_some((stats::GroupBy::OpAndDevice, "ops_by_device.json"));
-            for (group, file) in [(stats::GroupBy::OpAndPhase, "ops.json")]
+            // Tables printed: by phase, and by device with several; by shapes only written
+            // (one row per op and shapes is too long to read on a terminal).
+            let by_device = (snapshot.devices().len() > 1).then_some((
+                stats::GroupBy::OpAndDevice,
+                "ops_by_device.json",
+                true,
+            ));
+            let by_shapes = config.stats.by_shapes.then_some((
+                stats::GroupBy::OpAndShapes,
+                "ops_by_shapes.json",
+                false,
+            ));
+            for (group, file, print) in [(stats::GroupBy::OpAndPhase, "ops.json", true)]
                 .into_iter()
                 .chain(by_device)
+                .chain(by_shapes)
             {
-                println!("{}", snapshot.table(group));
+                if print {
+                    println!("{}", snapshot.table(group));
+                }
                 let path = self.out_dir.join(file);
                 crate::files::write_atomically(&path, &[snapshot.to_json(group).as_bytes()])?;
                 files.push(path);

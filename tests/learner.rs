@@ -376,7 +376,13 @@ fn each_preset_writes_exactly_its_artefacts() {
         ("profile", ours(&["ops.json", "run.json", "trace.json"])),
         (
             "debug",
-            ours(&["dumps", "ops.json", "run.json", "trace.json"]),
+            ours(&[
+                "dumps",
+                "ops.json",
+                "ops_by_shapes.json",
+                "run.json",
+                "trace.json",
+            ]),
         ),
     ];
     for (preset, files) in expected {

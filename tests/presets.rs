@@ -128,7 +128,25 @@ fn each_preset_writes_what_it_promises() {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    assert_eq!(files(&out), ["dumps", "ops.json", "run.json", "trace.json"]);
+    assert_eq!(
+        files(&out),
+        [
+            "dumps",
+            "ops.json",
+            "ops_by_shapes.json",
+            "run.json",
+            "trace.json"
+        ]
+    );
+    let by_shapes = json(&out.join("ops_by_shapes.json"));
+    assert!(
+        by_shapes["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|row| row["op"] == "conv2d" && row["input_shapes"].is_string()),
+        "{by_shapes}"
+    );
     assert_eq!(files(&out.join("dumps")), ["0"], "one batch dumped");
     let tensors = json(&out.join("dumps/0/tensors.json"));
     let grads = json(&out.join("dumps/0/grads.json"));

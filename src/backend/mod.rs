@@ -12,8 +12,9 @@ use core::marker::PhantomData;
 use burn_backend::{Backend, BackendTypes, DType, DTypeUsageSet, ExecutionError, TensorData};
 
 /// A Burn backend that forwards every op to `B` and reports it: an NVTX range per op for Nsight
-/// Systems, optional device sync per op, and [observers](crate::probe::OpObserver) for
-/// statistics and timelines.
+/// Systems, optional device sync per op, op statistics ([`stats`](crate::stats)), a timeline
+/// ([`trace`](crate::trace)), device time ([`device_time`](crate::device_time)) and
+/// [observers](crate::probe::OpObserver).
 ///
 /// `Profiled<B>` uses `B`'s device and tensor primitive types as its own, so
 /// `FloatTensor<Profiled<B>>` *is* `FloatTensor<B>`: no wrapper, no conversion, no allocation.
