@@ -246,7 +246,9 @@ impl Session {
     ///
     /// With several devices, give the session each device's launch thread: every one is
     /// attached (replacing an earlier one of the same device), so each device's op ranges land
-    /// on its own named thread; `run_step` uses the first one given.
+    /// on its own named thread, queued around their kernels. `run_step` then runs steps where
+    /// it is called: a step on one device's thread that moves tensors to another device, or
+    /// waits for a collective, would wait for a device thread that waits for it.
     ///
     /// ```no_run
     /// # #[cfg(feature = "cuda")] {
@@ -266,20 +268,26 @@ impl Session {
     /// # }
     /// ```
     pub fn set_launch_thread(&mut self, launch_thread: LaunchThread) {
-        self.launch_threads
-            .retain(|other| !other.same_device(&launch_thread));
         self.attached
             .retain(|attached| !attached.launch_thread().same_device(&launch_thread));
         self.attached.extend(launch_thread.attach());
-        self.launch_threads.push(launch_thread);
+        match self
+            .launch_threads
+            .iter_mut()
+            .find(|other| other.same_device(&launch_thread))
+        {
+            Some(same_device) => *same_device = launch_thread,
+            None => self.launch_threads.push(launch_thread),
+        }
     }
 
-    /// Runs one training step: on the (first) launch thread when the session has one and
+    /// Runs one training step: on the launch thread when the session has one (one device) and
     /// `[nvtx] steps_on_launch_thread` is set (see [`LaunchThread::run`]: the caller's phase
-    /// carries over, a panic reaches the caller), here otherwise.
+    /// carries over, a panic reaches the caller), here otherwise (with several devices, see
+    /// [`set_launch_thread`](Session::set_launch_thread)).
     pub fn run_step<T: Send>(&self, step: impl FnOnce() -> T + Send) -> T {
-        match self.launch_threads.first() {
-            Some(launch) if self.config.nvtx.steps_on_launch_thread => launch.run(step),
+        match self.launch_threads.as_slice() {
+            [launch] if self.config.nvtx.steps_on_launch_thread => launch.run(step),
             _ => step(),
         }
     }

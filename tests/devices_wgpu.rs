@@ -122,6 +122,34 @@ fn each_device_has_its_rows_its_track_and_its_op_ranges_on_its_own_thread() {
     }
 }
 
+#[test]
+fn with_a_launch_thread_per_device_steps_run_where_they_are_called() {
+    use burn_profiled::Session;
+    use burn_profiled::config::{Preset, RuntimeConfig};
+
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let devices = [WgpuDevice::DefaultDevice, WgpuDevice::Cpu];
+    let mut config = RuntimeConfig::preset(Preset::Train);
+    config.nvtx.steps_on_launch_thread = true;
+    let out = tempfile::tempdir().unwrap();
+    let mut session = Session::start_on_devices::<Wgpu>(config, &devices, out.path());
+    let caller = nvtx_recorder::current_tid();
+    session.set_launch_thread(LaunchThread::cubecl::<Wgpu>(&devices[0]));
+    let device_thread = session.run_step(nvtx_recorder::current_tid);
+    assert_eq!(
+        device_thread,
+        named_thread("cubecl wgpu<wgsl> DefaultDevice")
+    );
+    // A step on one device's thread that reached another device (a copy, a collective) would
+    // wait for a device thread that may be waiting for it.
+    session.set_launch_thread(LaunchThread::cubecl::<Wgpu>(&devices[1]));
+    assert_eq!(session.run_step(nvtx_recorder::current_tid), caller);
+    // Replacing the first device's launch thread keeps both.
+    session.set_launch_thread(LaunchThread::cubecl::<Wgpu>(&devices[0]));
+    assert_eq!(session.run_step(nvtx_recorder::current_tid), caller);
+    session.finish().unwrap();
+}
+
 mod data_parallel {
     use burn::backend::Autodiff;
     use burn::module::Module;

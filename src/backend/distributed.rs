@@ -3,8 +3,7 @@
 //! is a training backend only if `Profiled<B>` is a `DistributedBackend`.
 //!
 //! The methods that do work are ops, reported under their Burn names; the two that only look
-//! at a tensor reference (`comm_device`, `float_from_ref`) are forwarded without a report, like
-//! `float_device`.
+//! at a tensor reference (`comm_device`, `float_from_ref`) are forwarded without a report.
 
 use burn_backend::DeviceId;
 use burn_backend::distributed::{

@@ -192,6 +192,15 @@ impl LaunchThread {
     /// innermost user range) is the phase of those ops until `work` opens ranges of its own.
     /// On the launch thread itself, `work` runs at once.
     ///
+    /// `work` holds the device thread until it returns, so it must not wait for work that
+    /// thread would run later, nor for another device's thread: one device per step, no copy
+    /// to another device, no collective (all-reduce) inside. With several devices, run steps
+    /// where they are called and let the ops queue their ranges
+    /// ([`attach`](LaunchThread::attach)). A launch thread runs work for one device: `run` on
+    /// another device's launch thread from inside `work` runs there too, on this thread.
+    /// Autotuning inside `work` runs there as well, so the first steps of a new shape include
+    /// its benchmark kernels.
+    ///
     /// # Panics
     /// If `work` panics: the panic reaches the caller, after every range `work` opened has
     /// been closed. If the runner could not run `work` (for example, the device thread is
