@@ -207,3 +207,30 @@ fn a_second_queue_is_refused() {
     .with_queue(|task| task.run())
     .with_queue(|task| task.run());
 }
+
+#[test]
+fn a_launch_thread_attached_twice_stays_attached_until_both_detach() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let device = stand_in("queued device twice");
+    // The session's attachment and the user's own.
+    let (first, second) = (
+        device.launch.attach().unwrap(),
+        device.launch.attach().unwrap(),
+    );
+    probe::set_op_ranges(true);
+    drop(first);
+    let _ = Tensor::<Profiled<NdArray>, 1>::from_floats([1.0], &Default::default()).exp();
+    let queued = device.queued.load(Ordering::SeqCst);
+    drop(second);
+    let _ = Tensor::<Profiled<NdArray>, 1>::from_floats([1.0], &Default::default()).exp();
+    probe::set_op_ranges(false);
+    assert_eq!(
+        queued, 4,
+        "still attached: two ops queued their start and end"
+    );
+    assert_eq!(
+        device.queued.load(Ordering::SeqCst),
+        queued,
+        "detached: nothing queued"
+    );
+}

@@ -14,32 +14,44 @@ use burn_backend::DeviceOps;
 use super::launch::{LaunchThread, on_launch_thread};
 use super::switches::{self, QUEUED};
 
-static ATTACHED: RwLock<Vec<LaunchThread>> = RwLock::new(Vec::new());
+/// The attached launch threads, each with the number of attachments not yet detached.
+static ATTACHED: RwLock<Vec<(LaunchThread, usize)>> = RwLock::new(Vec::new());
 
-fn attached() -> std::sync::RwLockReadGuard<'static, Vec<LaunchThread>> {
+fn attached() -> std::sync::RwLockReadGuard<'static, Vec<(LaunchThread, usize)>> {
     ATTACHED
         .read()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-fn attached_mut() -> std::sync::RwLockWriteGuard<'static, Vec<LaunchThread>> {
+fn attached_mut() -> std::sync::RwLockWriteGuard<'static, Vec<(LaunchThread, usize)>> {
     ATTACHED
         .write()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// Attaches `launch` (which has a queue) in place of any launch thread of the same device.
+/// Attaches `launch` (which has a queue) in place of any other launch thread of the same
+/// device; attaching it again counts, so that it stays until every attachment is detached.
 pub(crate) fn attach(launch: &LaunchThread) {
     let mut attached = attached_mut();
-    attached.retain(|other| !other.same_device(launch));
-    attached.push(launch.clone());
+    match attached.iter_mut().find(|(other, _)| other.same_as(launch)) {
+        Some((_, count)) => *count += 1,
+        None => {
+            attached.retain(|(other, _)| !other.same_device(launch));
+            attached.push((launch.clone(), 1));
+        }
+    }
     switches::set(QUEUED, true);
 }
 
-/// Detaches `launch`, if it is attached.
+/// Detaches one attachment of `launch`, if it is attached.
 pub(crate) fn detach(launch: &LaunchThread) {
     let mut attached = attached_mut();
-    attached.retain(|other| !other.same_as(launch));
+    if let Some(at) = attached.iter().position(|(other, _)| other.same_as(launch)) {
+        attached[at].1 -= 1;
+        if attached[at].1 == 0 {
+            attached.remove(at);
+        }
+    }
     switches::set(QUEUED, !attached.is_empty());
 }
 
@@ -50,7 +62,10 @@ pub(crate) fn launch_thread_of<D: DeviceOps>(device: Option<&D>) -> Option<Launc
         return None;
     }
     let attached = attached();
-    let mut matching = attached.iter().filter(|launch| launch.is_for(device));
+    let mut matching = attached
+        .iter()
+        .map(|(launch, _)| launch)
+        .filter(|launch| launch.is_for(device));
     let first = matching.next()?;
     if device.is_none() && matching.next().is_some() {
         // Several devices, and nothing says which one the op runs on.
