@@ -21,6 +21,7 @@
 //! the same in reverse order when the op returns.
 
 use std::mem::ManuallyDrop;
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::time::Duration;
 
 use burn_backend::{Backend, Shape, TensorMetadata};
@@ -251,7 +252,12 @@ fn start<B: Backend>(
         None
     };
     if let Some(observers) = &observers {
-        observers::started(observers, op);
+        // An observer's panic reaches the caller with the op's range closed.
+        let result = catch_unwind(AssertUnwindSafe(|| observers::started(observers, op)));
+        if let Err(panic) = result {
+            end_launches(flags, op, device_op.unwrap_or(0), queued_on.as_ref());
+            resume_unwind(panic);
+        }
     }
     let started = (flags & (STATS | TRACE | DEVICE) != 0).then(clock::now);
     if let (Some(id), Some(started)) = (device_op, started) {
@@ -318,16 +324,35 @@ fn finish<B: Backend>(active: ActiveOp<B>) {
     if let Some(id) = active.device_op {
         device_time::op_finished(id);
     }
-    if let Some(observers) = &active.observers {
-        observers::finished(observers, active.op);
+    let finished = active.observers.as_ref().map(|observers| {
+        catch_unwind(AssertUnwindSafe(|| {
+            observers::finished(observers, active.op)
+        }))
+    });
+    end_launches(
+        active.flags,
+        active.op,
+        active.device_op.unwrap_or(0),
+        active.queued_on.as_ref(),
+    );
+    if let Some(Err(panic)) = finished
+        && !std::thread::panicking()
+    {
+        // An observer's panic reaches the caller with the op's range closed (while the op
+        // itself unwinds, the op's panic does).
+        resume_unwind(panic);
     }
+}
+
+/// Ends the op's range and its launches' tag, where they started.
+fn end_launches(flags: u8, op: &'static Op, device_op: u64, queued_on: Option<&LaunchThread>) {
     let launches = QueuedTask {
         run: launches_end,
-        flags: active.flags,
-        op: active.op,
-        id: active.device_op.unwrap_or(0),
+        flags,
+        op,
+        id: device_op,
     };
-    match &active.queued_on {
+    match queued_on {
         Some(launch) => launch.queue(launches),
         None => launches.run(),
     }

@@ -234,3 +234,49 @@ fn a_launch_thread_attached_twice_stays_attached_until_both_detach() {
         "detached: nothing queued"
     );
 }
+
+/// Panics when `float_exp` starts or finishes, as `at` says.
+struct PanicsAt(&'static str);
+
+impl OpObserver for PanicsAt {
+    fn op_started(&self, op: &'static Op) {
+        assert!(
+            !(self.0 == "start" && op.name() == "float_exp"),
+            "observer at start"
+        );
+    }
+    fn op_finished(&self, op: &'static Op) {
+        assert!(
+            !(self.0 == "finish" && op.name() == "float_exp"),
+            "observer at finish"
+        );
+    }
+}
+
+#[test]
+fn a_panicking_observer_reaches_the_caller_with_the_ops_range_closed() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let device = stand_in("queued device, panicking observer");
+    let attached = device.launch.attach().unwrap();
+    let before = nvtx_recorder::events_of_thread(device.tid).len();
+    let x = Tensor::<Profiled<NdArray>, 1>::from_floats([1.0], &Default::default());
+    probe::set_op_ranges(true);
+    for at in ["start", "finish"] {
+        let observing = probe::observe(Arc::new(PanicsAt(at)));
+        let panic =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| x.clone().exp())).unwrap_err();
+        drop(observing);
+        let message = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        assert_eq!(message, format!("observer at {at}"));
+    }
+    probe::set_op_ranges(false);
+    device.launch.run(|| ());
+    drop(attached);
+    let events = &nvtx_recorder::events_of_thread(device.tid)[before..];
+    let ranges = ranges_and_marks(events);
+    assert_eq!(ranges, ["float_exp", "pop", "float_exp", "pop"]);
+}
