@@ -104,21 +104,30 @@ pub(crate) struct Launch {
     pub(crate) in_warmup: bool,
 }
 
+/// The ops that may have kernels to match; the ops' threads write here.
 #[derive(Default)]
-struct State {
-    correlator: Correlator,
+struct Launches {
     /// Ops by id, with the collection during whose interval each finished; an op is
     /// forgotten one full interval after it finished, when its kernels have been handed over.
-    launches: HashMap<u64, (Launch, Option<u64>)>,
+    by_id: HashMap<u64, (Launch, Option<u64>)>,
     /// Collections so far.
     collections: u64,
+}
+
+/// The records matched so far; the source's buffers are ingested here, under a lock of its
+/// own, so that a large buffer does not hold up the ops.
+#[derive(Default)]
+struct Matching {
+    correlator: Correlator,
     /// Kernels launched under no op of this run.
     unattributed: Vec<Kernel>,
     /// The source's clock minus the shared clock, in ns.
     offset_ns: i128,
 }
 
-static STATE: Mutex<Option<State>> = Mutex::new(None);
+/// Locked in this order when both are.
+static MATCHING: Mutex<Option<Matching>> = Mutex::new(None);
+static LAUNCHES: Mutex<Option<Launches>> = Mutex::new(None);
 static SOURCE: RwLock<Option<Arc<dyn Source>>> = RwLock::new(None);
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
@@ -131,8 +140,12 @@ thread_local! {
     static TAGS: RefCell<Vec<Tag>> = const { RefCell::new(Vec::new()) };
 }
 
-fn state() -> MutexGuard<'static, Option<State>> {
-    STATE.lock().unwrap_or_else(PoisonError::into_inner)
+fn matching() -> MutexGuard<'static, Option<Matching>> {
+    MATCHING.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn launches() -> MutexGuard<'static, Option<Launches>> {
+    LAUNCHES.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 fn source() -> Option<Arc<dyn Source>> {
@@ -167,10 +180,11 @@ pub fn start() -> Result<(), DeviceTimeError> {
 #[cfg_attr(not(feature = "cupti"), allow(dead_code))]
 pub(crate) fn start_with(source: Arc<dyn Source>) {
     let offset_ns = i128::from(source.timestamp_ns()) - clock::now().as_nanos() as i128;
-    *state() = Some(State {
+    *matching() = Some(Matching {
         offset_ns,
-        ..State::default()
+        ..Matching::default()
     });
+    *launches() = Some(Launches::default());
     *SOURCE.write().unwrap_or_else(PoisonError::into_inner) = Some(source);
     switches::set(DEVICE, true);
 }
@@ -205,16 +219,17 @@ pub fn stop() -> DeviceTimeSummary {
         .unwrap_or_else(PoisonError::into_inner)
         .take();
     let counts = source.map(|source| source.stop()).unwrap_or_default();
-    let mut guard = state();
-    let Some(state) = guard.as_mut() else {
+    let mut matching = matching();
+    let launches = launches();
+    let (Some(matching), Some(launches)) = (matching.as_mut(), launches.as_ref()) else {
         return DeviceTimeSummary::default();
     };
-    let (unattributed, incomplete) = state.finish();
+    let (unattributed, incomplete) = matching.finish(launches);
     DeviceTimeSummary {
         unattributed_kernels: unattributed.len() as u64,
         unattributed_ns: unattributed.iter().map(Kernel::duration_ns).sum(),
         incomplete_kernels: incomplete,
-        tagged_launches: state.correlator.tagged_launches(),
+        tagged_launches: matching.correlator.tagged_launches(),
         dropped_records: counts.dropped_records,
         tag_errors: counts.tag_errors,
     }
@@ -238,7 +253,7 @@ pub(crate) fn op_started(
     shapes: Option<&[Shape]>,
     started: Duration,
 ) {
-    if let Some(state) = state().as_mut() {
+    if let Some(launches) = launches().as_mut() {
         let launch = Launch {
             op,
             phase,
@@ -248,7 +263,7 @@ pub(crate) fn op_started(
             started,
             in_warmup: warmup::in_warmup(),
         };
-        state.launches.insert(id, (launch, None));
+        launches.by_id.insert(id, (launch, None));
     }
 }
 
@@ -271,9 +286,9 @@ pub(crate) fn untag_launches() {
 
 /// The op `id` returned.
 pub(crate) fn op_finished(id: u64) {
-    if let Some(state) = state().as_mut() {
-        let collections = state.collections;
-        if let Some((_, finished)) = state.launches.get_mut(&id) {
+    if let Some(launches) = launches().as_mut() {
+        let collections = launches.collections;
+        if let Some((_, finished)) = launches.by_id.get_mut(&id) {
             *finished = Some(collections);
         }
     }
@@ -282,9 +297,9 @@ pub(crate) fn op_finished(id: u64) {
 /// Takes activity records, from the source's buffers (any thread, any order).
 #[cfg_attr(not(feature = "cupti"), allow(dead_code))]
 pub(crate) fn ingest(records: impl IntoIterator<Item = Activity>) {
-    if let Some(state) = state().as_mut() {
+    if let Some(matching) = matching().as_mut() {
         for record in records {
-            state.correlator.ingest(record);
+            matching.correlator.ingest(record);
         }
     }
 }
@@ -305,50 +320,50 @@ pub(crate) fn collect(forced: bool) -> Vec<Matched> {
     if let Some(source) = source() {
         source.flush(forced);
     }
-    let mut guard = state();
-    let Some(state) = guard.as_mut() else {
+    let mut matching = matching();
+    let mut launches = launches();
+    let (Some(matching), Some(launches)) = (matching.as_mut(), launches.as_mut()) else {
         return Vec::new();
     };
-    let offset = state.offset_ns;
+    let offset = matching.offset_ns;
     let on_clock = |ns: u64| {
         Duration::from_nanos((i128::from(ns) - offset).clamp(0, i128::from(u64::MAX)) as u64)
     };
     let mut matched = Vec::new();
-    for (id, kernel) in state.correlator.take_attributed() {
-        match state.launches.get(&id) {
+    for (id, kernel) in matching.correlator.take_attributed() {
+        match launches.by_id.get(&id) {
             Some((launch, _)) => matched.push(Matched {
                 launch: launch.clone(),
                 start: on_clock(kernel.start_ns),
                 end: on_clock(kernel.end_ns),
                 kernel,
             }),
-            None => state.unattributed.push(kernel),
+            None => matching.unattributed.push(kernel),
         }
     }
-    let current = state.collections;
-    state
-        .launches
+    let current = launches.collections;
+    launches
+        .by_id
         .retain(|_, (_, finished)| finished.is_none_or(|interval| interval == current));
-    let launches = &state.launches;
-    state
+    let by_id = &launches.by_id;
+    matching
         .correlator
-        .forget_ops(|id| !launches.contains_key(&id));
-    state.collections += 1;
+        .forget_ops(|id| !by_id.contains_key(&id));
+    launches.collections += 1;
     matched
 }
 
-impl State {
+impl Matching {
     /// Ends matching, once the source handed over its last records: the kernels no op of
     /// this run launched, and how many kernels came without an end. The kernels matched to
     /// an op stay for the next [`collect`].
-    fn finish(&mut self) -> (Vec<Kernel>, u64) {
+    fn finish(&mut self, launches: &Launches) -> (Vec<Kernel>, u64) {
         let mut unattributed = std::mem::take(&mut self.unattributed);
-        let launches = &self.launches;
         let (mine, unknown): (Vec<_>, Vec<_>) = self
             .correlator
             .take_attributed()
             .into_iter()
-            .partition(|(id, _)| launches.contains_key(id));
+            .partition(|(id, _)| launches.by_id.contains_key(id));
         self.correlator.give_back_attributed(mine);
         unattributed.extend(unknown.into_iter().map(|(_, kernel)| kernel));
         unattributed.extend(self.correlator.finish());
