@@ -269,3 +269,28 @@ fn the_timeline_is_capped_and_says_so() {
     );
     trace::clear();
 }
+
+#[test]
+fn reads_transactions_and_argwhere_are_counted_on_their_device() {
+    use burn::tensor::{Bool, Transaction};
+
+    let _serial = serial();
+    stats::reset();
+    stats::start(StatsConfig::default());
+    let device = Default::default();
+    let x = Tensor::<B, 1>::from_floats([1.0, -2.0, 3.0], &device);
+    let _ = x.clone().into_data();
+    let _ = Transaction::default().register(x.clone()).execute();
+    let _ = x.greater_elem(0.0).argwhere();
+    let _ = Tensor::<B, 1, Bool>::from_bool([true].into(), &device).argwhere();
+    stats::stop();
+    let rows = stats::snapshot().rows(GroupBy::OpAndDevice);
+    for op in ["float_into_data", "tr_execute", "bool_argwhere"] {
+        let devices: Vec<Option<String>> = rows
+            .iter()
+            .filter(|row| row.op == op)
+            .map(|row| row.device.clone())
+            .collect();
+        assert_eq!(devices, [Some("Cpu".to_owned())], "{op}: {rows:?}");
+    }
+}

@@ -304,9 +304,15 @@ impl<B: Backend> BoolTensorOps<Self> for Profiled<B> {
         out_dtype: IntDType,
     ) -> impl Future<Output = IntTensor<Self>> + 'static + Send {
         static OP: crate::probe::Op = crate::probe::Op::new("bool_argwhere\0");
+        // As for reads: one flag check for the call and its await.
+        let flags = crate::probe::flags();
+        let device = (flags != 0).then(|| B::bool_device(&tensor));
         let argwhere = B::bool_argwhere(tensor, out_dtype);
         async move {
-            let _op = crate::probe::probe!(&OP, B, || None, Vec::new);
+            let _op = match flags {
+                0 => crate::probe::OpGuard::<B>::off(),
+                flags => crate::probe::op::<B>(&OP, flags, move || device, Vec::new),
+            };
             argwhere.await
         }
     }
@@ -518,6 +524,19 @@ impl<B: Backend> TransactionOps<Self> for Profiled<B> {
             read_bools,
             ..
         } = transaction;
+        // As for reads: one flag check for the call and its await; the device of the first
+        // tensor read.
+        let flags = crate::probe::flags();
+        let device = (flags != 0)
+            .then(|| {
+                read_floats
+                    .first()
+                    .map(|t| B::float_device(t))
+                    .or_else(|| read_qfloats.first().map(|t| B::q_device(t)))
+                    .or_else(|| read_ints.first().map(|t| B::int_device(t)))
+                    .or_else(|| read_bools.first().map(|t| B::bool_device(t)))
+            })
+            .flatten();
         let execute = B::tr_execute(TransactionPrimitive::new(
             read_floats,
             read_qfloats,
@@ -525,7 +544,10 @@ impl<B: Backend> TransactionOps<Self> for Profiled<B> {
             read_bools,
         ));
         async move {
-            let _op = crate::probe::probe!(&OP, B, || None, Vec::new);
+            let _op = match flags {
+                0 => crate::probe::OpGuard::<B>::off(),
+                flags => crate::probe::op::<B>(&OP, flags, move || device, Vec::new),
+            };
             execute.await
         }
     }
