@@ -79,6 +79,20 @@ pub(crate) fn flags() -> u8 {
     switches::all()
 }
 
+/// The guard of an op that returns a future (a read): `flags` were read once at the call, and
+/// `device` taken then (before the call consumed its tensor) when they are non-zero.
+#[inline(always)]
+pub(crate) fn read_op<B: Backend>(
+    op: &'static Op,
+    flags: u8,
+    device: Option<B::Device>,
+) -> OpGuard<B> {
+    match flags {
+        0 => OpGuard::off(),
+        flags => self::op::<B>(op, flags, move || device, Vec::new),
+    }
+}
+
 /// Starts `op` under `flags` (non-zero, from [`flags`]); the returned guard finishes it when
 /// dropped. `device` is called only when per-op sync, statistics or the timeline are on or a
 /// launch thread is attached, `shapes` only when statistics are keyed by input shapes.
@@ -236,16 +250,7 @@ fn start<B: Backend>(
     let device = device.filter(|_| flags & SYNC != 0);
     sync::<B>(device.as_ref());
     let device_op = (flags & DEVICE != 0).then(device_time::new_op_id);
-    let launches = QueuedTask {
-        run: launches_start,
-        flags,
-        op,
-        id: device_op.unwrap_or(0),
-    };
-    match &queued_on {
-        Some(launch) => launch.queue(launches),
-        None => launches.run(),
-    }
+    at_launches(launches_start, flags, op, device_op, queued_on.as_ref());
     let observers = if flags & OBSERVE != 0 {
         observers::installed()
     } else {
@@ -255,7 +260,7 @@ fn start<B: Backend>(
         // An observer's panic reaches the caller with the op's range closed.
         let result = catch_unwind(AssertUnwindSafe(|| observers::started(observers, op)));
         if let Err(panic) = result {
-            end_launches(flags, op, device_op.unwrap_or(0), queued_on.as_ref());
+            at_launches(launches_end, flags, op, device_op, queued_on.as_ref());
             resume_unwind(panic);
         }
     }
@@ -329,10 +334,11 @@ fn finish<B: Backend>(active: ActiveOp<B>) {
             observers::finished(observers, active.op)
         }))
     });
-    end_launches(
+    at_launches(
+        launches_end,
         active.flags,
         active.op,
-        active.device_op.unwrap_or(0),
+        active.device_op,
         active.queued_on.as_ref(),
     );
     if let Some(Err(panic)) = finished
@@ -344,17 +350,24 @@ fn finish<B: Backend>(active: ActiveOp<B>) {
     }
 }
 
-/// Ends the op's range and its launches' tag, where they started.
-fn end_launches(flags: u8, op: &'static Op, device_op: u64, queued_on: Option<&LaunchThread>) {
-    let launches = QueuedTask {
-        run: launches_end,
+/// Runs `run` ([`launches_start`] or [`launches_end`]) where the op's kernels are launched:
+/// queued on `queued_on`, or here.
+fn at_launches(
+    run: fn(u8, &'static Op, u64),
+    flags: u8,
+    op: &'static Op,
+    device_op: Option<u64>,
+    queued_on: Option<&LaunchThread>,
+) {
+    let task = QueuedTask {
+        run,
         flags,
         op,
-        id: device_op,
+        id: device_op.unwrap_or(0),
     };
     match queued_on {
-        Some(launch) => launch.queue(launches),
-        None => launches.run(),
+        Some(launch) => launch.queue(task),
+        None => task.run(),
     }
 }
 

@@ -40,10 +40,7 @@ macro_rules! forward_one {
             };
             let read = B::$name($($arg),*);
             async move {
-                let _op = match flags {
-                    0 => $crate::probe::OpGuard::<B>::off(),
-                    flags => $crate::probe::op::<B>(&OP, flags, move || device, Vec::new),
-                };
+                let _op = $crate::probe::read_op::<B>(&OP, flags, device);
                 read.await
             }
         }

@@ -309,10 +309,7 @@ impl<B: Backend> BoolTensorOps<Self> for Profiled<B> {
         let device = (flags != 0).then(|| B::bool_device(&tensor));
         let argwhere = B::bool_argwhere(tensor, out_dtype);
         async move {
-            let _op = match flags {
-                0 => crate::probe::OpGuard::<B>::off(),
-                flags => crate::probe::op::<B>(&OP, flags, move || device, Vec::new),
-            };
+            let _op = crate::probe::read_op::<B>(&OP, flags, device);
             argwhere.await
         }
     }
@@ -544,10 +541,7 @@ impl<B: Backend> TransactionOps<Self> for Profiled<B> {
             read_bools,
         ));
         async move {
-            let _op = match flags {
-                0 => crate::probe::OpGuard::<B>::off(),
-                flags => crate::probe::op::<B>(&OP, flags, move || device, Vec::new),
-            };
+            let _op = crate::probe::read_op::<B>(&OP, flags, device);
             execute.await
         }
     }
