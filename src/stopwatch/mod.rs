@@ -76,26 +76,28 @@ pub fn set_cpu_usage_meas_name(name: &str) -> Result<(), CpuNameError> {
 
 /// See [`Stopwatch::start_meas`].
 pub fn start_meas(name: &str) {
-    let Some(sync) = enabled().and_then(|mut stopwatch| stopwatch.begin_start(name)) else {
-        return;
-    };
-    // Unlocked: on CubeCL the sync runs on the device thread, which may be running a step
-    // that measures too (`LaunchThread::run`).
-    sync.iter().for_each(DeviceSync::sync);
-    if let Some(mut stopwatch) = enabled() {
-        stopwatch.start_now(name);
-    }
+    synced(name, Stopwatch::begin_start, Stopwatch::start_now);
 }
 
 /// See [`Stopwatch::end_meas`].
 pub fn end_meas(name: &str) {
-    let Some(sync) = enabled().and_then(|mut stopwatch| stopwatch.begin_end(name)) else {
+    synced(name, Stopwatch::begin_end, Stopwatch::end_now);
+}
+
+/// A timestamp in two halves, `begin` then `now`, with the device synced between them without
+/// the lock: on CubeCL the sync runs on the device thread, which may be running a step that
+/// measures too (`LaunchThread::run`).
+fn synced(
+    name: &str,
+    begin: fn(&mut Stopwatch, &str) -> Option<Option<DeviceSync>>,
+    now: fn(&mut Stopwatch, &str),
+) {
+    let Some(sync) = enabled().and_then(|mut stopwatch| begin(&mut stopwatch, name)) else {
         return;
     };
-    // Unlocked, as in `start_meas`.
     sync.iter().for_each(DeviceSync::sync);
     if let Some(mut stopwatch) = enabled() {
-        stopwatch.end_now(name);
+        now(&mut stopwatch, name);
     }
 }
 

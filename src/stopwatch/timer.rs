@@ -206,10 +206,7 @@ impl Stopwatch {
     /// Starts the repeated measurement `name` (created on first use, warm-up included). Timed
     /// only after warm-up, after syncing the device when configured.
     pub fn start_meas(&mut self, name: &str) {
-        if let Some(sync) = self.begin_start(name) {
-            sync.iter().for_each(DeviceSync::sync);
-            self.start_now(name);
-        }
+        self.synced(name, Self::begin_start, Self::start_now);
     }
 
     /// The first half of [`start_meas`](Self::start_meas): creates the entry; when the start
@@ -235,9 +232,19 @@ impl Stopwatch {
     /// # Panics
     /// If `name` was never started, or (after warm-up) is not running.
     pub fn end_meas(&mut self, name: &str) {
-        if let Some(sync) = self.begin_end(name) {
+        self.synced(name, Self::begin_end, Self::end_now);
+    }
+
+    /// `begin`, the device synced when it asks, then `now`.
+    fn synced(
+        &mut self,
+        name: &str,
+        begin: fn(&mut Self, &str) -> Option<Option<DeviceSync>>,
+        now: fn(&mut Self, &str),
+    ) {
+        if let Some(sync) = begin(self, name) {
             sync.iter().for_each(DeviceSync::sync);
-            self.end_now(name);
+            now(self, name);
         }
     }
 
