@@ -15,11 +15,13 @@ use sysinfo::{
 /// On Linux it reads `/proc/stat` at every sample, as psutil does (the kernel counts CPU time
 /// in ticks, usually 10 ms). Elsewhere it asks `sysinfo`, which refreshes at most every
 /// 200 ms: samples closer together repeat the previous value.
-pub struct CpuMeter {
+pub struct CpuMeter(Source);
+
+enum Source {
     /// Busy and total CPU time in ticks at the previous sample, from `/proc/stat`.
-    last: Option<CpuTimes>,
+    ProcStat(CpuTimes),
     /// Where `/proc/stat` cannot be read.
-    system: Option<System>,
+    Sysinfo(Box<System>),
 }
 
 /// Busy and total CPU time over all CPUs, in the kernel's ticks.
@@ -67,37 +69,32 @@ impl CpuTimes {
 impl CpuMeter {
     /// A meter whose first sample covers the time from now.
     pub fn new() -> Self {
-        if let Some(times) = CpuTimes::read() {
-            return CpuMeter {
-                last: Some(times),
-                system: None,
-            };
-        }
-        let mut system = System::new_with_specifics(
-            RefreshKind::nothing().with_cpu(CpuRefreshKind::nothing().with_cpu_usage()),
-        );
-        system.refresh_cpu_usage();
-        CpuMeter {
-            last: None,
-            system: Some(system),
-        }
+        CpuMeter(match CpuTimes::read() {
+            Some(times) => Source::ProcStat(times),
+            None => {
+                let mut system = System::new_with_specifics(
+                    RefreshKind::nothing().with_cpu(CpuRefreshKind::nothing().with_cpu_usage()),
+                );
+                system.refresh_cpu_usage();
+                Source::Sysinfo(Box::new(system))
+            }
+        })
     }
 
-    /// Percent of all CPUs busy since the previous sample.
+    /// Percent of all CPUs busy since the previous sample (0 if `/proc/stat` became
+    /// unreadable).
     pub fn sample(&mut self) -> f64 {
-        if let Some(last) = self.last
-            && let Some(now) = CpuTimes::read()
-        {
-            self.last = Some(now);
-            return now.percent_since(last);
+        match &mut self.0 {
+            Source::ProcStat(last) => CpuTimes::read().map_or(0.0, |now| {
+                let percent = now.percent_since(*last);
+                *last = now;
+                percent
+            }),
+            Source::Sysinfo(system) => {
+                system.refresh_cpu_usage();
+                f64::from(system.global_cpu_usage()).clamp(0.0, 100.0)
+            }
         }
-        let system = self.system.get_or_insert_with(|| {
-            System::new_with_specifics(
-                RefreshKind::nothing().with_cpu(CpuRefreshKind::nothing().with_cpu_usage()),
-            )
-        });
-        system.refresh_cpu_usage();
-        f64::from(system.global_cpu_usage()).clamp(0.0, 100.0)
     }
 }
 
@@ -188,6 +185,7 @@ impl MemoryGuard {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
 
     #[test]
     fn cpu_times_from_proc_stat_count_idle_and_iowait_as_not_busy() {
@@ -209,7 +207,6 @@ mod tests {
         assert_eq!(CpuTimes::parse("intr 1\n"), None);
         assert_eq!(CpuTimes::parse("cpu  1 x 3 4\n"), None);
     }
-    use super::*;
 
     #[test]
     fn rss_covers_a_block_this_process_holds() {
