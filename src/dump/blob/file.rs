@@ -95,30 +95,22 @@ pub(super) fn meta_exists(path: &Path) -> bool {
 /// A JSON sidecar: parsed, or `Malformed` naming it. It must be a regular file, not a
 /// symlink, of at most [`MAX_META_BYTES`].
 pub(super) fn read_meta(path: &Path) -> Result<PyJson, BlobError> {
-    let metadata = std::fs::symlink_metadata(path).map_err(read_error(path))?;
-    if metadata.file_type().is_symlink() {
+    if std::fs::symlink_metadata(path)
+        .map_err(read_error(path))?
+        .file_type()
+        .is_symlink()
+    {
         return Err(malformed(path, "is a symlink; not followed"));
     }
-    if !metadata.is_file() {
-        return Err(malformed(path, "not a regular file"));
-    }
-    let too_large = |length: u64| {
-        malformed(
+    let (mut file, length) = open_file(path)?;
+    if length > MAX_META_BYTES {
+        return Err(malformed(
             path,
             format!("{length} bytes; a .meta.json sidecar may have at most {MAX_META_BYTES}"),
-        )
-    };
-    if metadata.len() > MAX_META_BYTES {
-        return Err(too_large(metadata.len()));
+        ));
     }
-    let mut bytes = Vec::new();
-    File::open(path)
-        .and_then(|file| file.take(MAX_META_BYTES + 1).read_to_end(&mut bytes))
-        .map_err(read_error(path))?;
-    if bytes.len() as u64 > MAX_META_BYTES {
-        // It grew since its length was read.
-        return Err(too_large(bytes.len() as u64));
-    }
+    // Exactly the length read above, even if the file grows meanwhile.
+    let bytes = read_bytes(path, &mut file, length as usize)?;
     let text = std::str::from_utf8(&bytes).map_err(|_| malformed(path, "not UTF-8 text"))?;
     PyJson::parse(text)
         .map(PyJson::expand_numbers)
