@@ -329,18 +329,19 @@ pub(crate) fn collect(forced: bool) -> Vec<Matched> {
     let on_clock = |ns: u64| {
         Duration::from_nanos((i128::from(ns) - offset).clamp(0, i128::from(u64::MAX)) as u64)
     };
-    let mut matched = Vec::new();
-    for (id, kernel) in matching.correlator.take_attributed() {
-        match launches.by_id.get(&id) {
-            Some((launch, _)) => matched.push(Matched {
+    let matched = matching
+        .take_known(launches)
+        .into_iter()
+        .filter_map(|(id, kernel)| {
+            let (launch, _) = launches.by_id.get(&id)?;
+            Some(Matched {
                 launch: launch.clone(),
                 start: on_clock(kernel.start_ns),
                 end: on_clock(kernel.end_ns),
                 kernel,
-            }),
-            None => matching.unattributed.push(kernel),
-        }
-    }
+            })
+        })
+        .collect();
     let current = launches.collections;
     launches
         .by_id
@@ -354,18 +355,26 @@ pub(crate) fn collect(forced: bool) -> Vec<Matched> {
 }
 
 impl Matching {
-    /// Ends matching, once the source handed over its last records: the kernels no op of
-    /// this run launched, and how many kernels came without an end. The kernels matched to
-    /// an op stay for the next [`collect`].
-    fn finish(&mut self, launches: &Launches) -> (Vec<Kernel>, u64) {
-        let mut unattributed = std::mem::take(&mut self.unattributed);
-        let (mine, unknown): (Vec<_>, Vec<_>) = self
+    /// Takes the kernels matched so far to the ops of `launches`, with their op ids; those
+    /// matched to an id this run does not know go to the unattributed ones.
+    fn take_known(&mut self, launches: &Launches) -> Vec<(u64, Kernel)> {
+        let (known, unknown): (Vec<_>, Vec<_>) = self
             .correlator
             .take_attributed()
             .into_iter()
             .partition(|(id, _)| launches.by_id.contains_key(id));
-        self.correlator.give_back_attributed(mine);
-        unattributed.extend(unknown.into_iter().map(|(_, kernel)| kernel));
+        self.unattributed
+            .extend(unknown.into_iter().map(|(_, kernel)| kernel));
+        known
+    }
+
+    /// Ends matching, once the source handed over its last records: the kernels no op of
+    /// this run launched, and how many kernels came without an end. The kernels matched to
+    /// an op stay for the next [`collect`].
+    fn finish(&mut self, launches: &Launches) -> (Vec<Kernel>, u64) {
+        let known = self.take_known(launches);
+        self.correlator.give_back_attributed(known);
+        let mut unattributed = std::mem::take(&mut self.unattributed);
         unattributed.extend(self.correlator.finish());
         unattributed.sort_by_key(|kernel| (kernel.start_ns, kernel.correlation));
         (unattributed, self.correlator.incomplete_kernels())
