@@ -342,15 +342,16 @@ impl Session {
     /// with `ops_by_shapes.json` when statistics are kept by shapes and `ops_by_device.json`
     /// with several devices.
     pub fn finish(mut self) -> std::io::Result<RunSummary> {
-        // What is still queued ends inside the capture: the device's work, then the op ranges
-        // queued on the launch threads (detaching waits for them).
+        // What is still queued ends inside the capture and while device time records: the
+        // device's work, then what the ops queued on the launch threads after it, such as the
+        // closing sync's range and tag (detaching waits for them).
         self.sync.sync();
+        drop(std::mem::take(&mut self.attached));
         let device_time = self.device_time.then(|| {
             let summary = device_time::stop();
             probe::flush_device_time();
             summary
         });
-        drop(std::mem::take(&mut self.attached));
         let config = &self.config;
         nvtx::stop_capture();
         probe::set_op_ranges(false);
