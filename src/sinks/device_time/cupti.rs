@@ -292,4 +292,61 @@ mod tests {
             "EXTERNAL_CORRELATION records precede API records only: keep DRIVER enabled"
         );
     }
+
+    #[test]
+    fn records_are_read_at_the_offsets_of_nvidias_layouts() {
+        use std::mem::offset_of;
+        macro_rules! same_leading_fields {
+            ($($record:ty),*) => {$(
+                assert_eq!(
+                    [
+                        offset_of!(KernelRecord, kind),
+                        offset_of!(KernelRecord, start),
+                        offset_of!(KernelRecord, end),
+                        offset_of!(KernelRecord, device_id),
+                        offset_of!(KernelRecord, stream_id),
+                        offset_of!(KernelRecord, correlation_id),
+                        offset_of!(KernelRecord, name),
+                    ],
+                    [
+                        offset_of!($record, kind),
+                        offset_of!($record, start),
+                        offset_of!($record, end),
+                        offset_of!($record, deviceId),
+                        offset_of!($record, streamId),
+                        offset_of!($record, correlationId),
+                        offset_of!($record, name),
+                    ],
+                    stringify!($record)
+                );
+                assert!(size_of::<KernelRecord>() <= size_of::<$record>());
+            )*};
+        }
+        // The later versions are in cudarc's bindings only for the CUDA versions that have
+        // them; their leading fields are the same.
+        same_leading_fields!(
+            sys::CUpti_ActivityKernel4,
+            sys::CUpti_ActivityKernel5,
+            sys::CUpti_ActivityKernel6
+        );
+        assert_eq!(
+            [
+                offset_of!(ExternalRecord, external_kind),
+                offset_of!(ExternalRecord, external_id),
+                offset_of!(ExternalRecord, correlation_id),
+            ],
+            [
+                offset_of!(sys::CUpti_ActivityExternalCorrelation, externalKind),
+                offset_of!(sys::CUpti_ActivityExternalCorrelation, externalId),
+                offset_of!(sys::CUpti_ActivityExternalCorrelation, correlationId),
+            ]
+        );
+        assert_eq!(
+            [KIND_CONCURRENT_KERNEL, KIND_EXTERNAL_CORRELATION],
+            [
+                sys::CUpti_ActivityKind::CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL as u32,
+                sys::CUpti_ActivityKind::CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION as u32,
+            ]
+        );
+    }
 }
