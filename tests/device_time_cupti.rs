@@ -2,12 +2,9 @@
 //! on a machine without CUDA): a clear error, no crash, and a session that keeps host times.
 #![cfg(feature = "cupti")]
 
-use burn::backend::NdArray;
-use burn::tensor::Tensor;
-use burn_profiled::config::{Preset, RuntimeConfig};
-use burn_profiled::{Profiled, Session, device_time, stats};
+use burn_profiled::device_time;
 
-type B = Profiled<NdArray>;
+mod support;
 
 const NO_CUPTI: &str = "device time per op needs CUPTI (libcupti.so), which could not be loaded: \
                         libcupti.so was not found on the library path (add its directory, such as \
@@ -39,21 +36,5 @@ fn without_cupti_the_error_says_what_is_missing_and_a_session_keeps_host_times()
     assert_eq!(error.to_string(), NO_CUPTI);
     assert!(!device_time::is_recording());
 
-    let mut config = RuntimeConfig::preset(Preset::Train);
-    config.stats.enabled = true;
-    config.stats.device_time = true;
-    config.stopwatch.warmup_iters = 0;
-    let out = tempfile::tempdir().unwrap();
-    let device = Default::default();
-    let mut session = Session::start::<B>(config, &device, out.path());
-    let a = Tensor::<B, 2>::ones([4, 4], &device);
-    let _ = (a.clone().matmul(a) + 1.0).into_data();
-    session.finish_iter().unwrap();
-    let snapshot = stats::snapshot();
-    let summary = session.finish().unwrap();
-    assert!(summary.device_time.is_none());
-    assert!(!snapshot.has_device_time());
-    let rows = snapshot.rows(stats::GroupBy::Op);
-    let matmul = rows.iter().find(|row| row.op == "float_matmul");
-    assert_eq!(matmul.map(|row| (row.calls, row.kernels)), Some((1, None)));
+    support::device_time::session_keeps_host_times();
 }

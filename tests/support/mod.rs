@@ -1,7 +1,9 @@
-//! What the launch-thread tests share: a stand-in for CubeCL's device thread, and an observer
-//! that records where each op ran. Each test binary uses part of it.
+//! What the tests share: for the launch-thread tests, a stand-in for CubeCL's device thread and
+//! an observer that records where each op ran; for the device-time tests, a session without
+//! CUPTI. Each test binary uses part of it.
 #![allow(dead_code)]
 
+pub mod device_time;
 pub mod stand_in;
 
 use std::sync::Mutex;

@@ -1,0 +1,411 @@
+//! Device time per op end to end, through cudarc's CUPTI loader, against a stand-in
+//! `libcupti.so` (`crates/cupti-standin`): CUPTI's activity API over synthetic kernels, one per
+//! op, each running `KERNEL_NS`. It checks the whole path that a GPU run takes apart from the
+//! GPU: subscribing, the activity kinds CUPTI needs to write external-correlation records,
+//! tags pushed and popped per op and thread, buffers handed over with kernels before their
+//! correlation, stopping and restarting, and what the session writes and prints.
+//!
+//! Each test runs in a child process of this binary, with the stand-in first on
+//! `LD_LIBRARY_PATH` (CUPTI is process-wide, and the library path is read at start-up).
+#![cfg(feature = "cupti")]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use burn::backend::NdArray;
+use burn::tensor::Tensor;
+use burn_profiled::config::{Preset, RuntimeConfig};
+use burn_profiled::{Profiled, Session, device_time, nvtx, probe, stats};
+use serde_json::Value;
+
+mod support;
+
+type B = Profiled<NdArray>;
+
+/// The stand-in's kernel duration, in ns.
+const KERNEL_NS: u64 = 1_000;
+const SCENARIO: &str = "BURN_PROFILED_CUPTI_STANDIN";
+
+/// The stand-in's target directory: the one this test binary was built in.
+fn standin_library() -> PathBuf {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let profile_dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("the test binary is in target/<profile>/deps");
+    let library = profile_dir.join("libcupti_standin.so");
+    assert!(
+        library.is_file(),
+        "{} is missing: build the stand-in CUPTI first (cargo build -p cupti-standin)",
+        library.display()
+    );
+    library
+}
+
+/// Runs `test` of this binary in a child process, with the stand-in as `libcupti.so`, and
+/// `env` set; returns its stdout and stderr once it passed.
+fn in_child(test: &str, env: &[(&str, &str)]) -> (String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(standin_library(), dir.path().join("libcupti.so")).unwrap();
+    let library_path = match std::env::var_os("LD_LIBRARY_PATH") {
+        Some(inherited) => {
+            let mut paths = vec![dir.path().to_path_buf()];
+            paths.extend(std::env::split_paths(&inherited));
+            std::env::join_paths(paths).unwrap()
+        }
+        None => dir.path().as_os_str().to_owned(),
+    };
+    let Output {
+        status,
+        stdout,
+        stderr,
+    } = Command::new(std::env::current_exe().unwrap())
+        .args([test, "--exact", "--nocapture", "--test-threads=1"])
+        .env(SCENARIO, test)
+        .env("LD_LIBRARY_PATH", library_path)
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&stdout).into_owned(),
+        String::from_utf8_lossy(&stderr).into_owned(),
+    );
+    assert!(
+        status.success(),
+        "the child running {test} failed:\n--- stdout\n{stdout}\n--- stderr\n{stderr}"
+    );
+    (stdout, stderr)
+}
+
+/// Whether this process is the child that runs `test`.
+fn is_child(test: &str) -> bool {
+    std::env::var(SCENARIO).is_ok_and(|scenario| scenario == test)
+}
+
+/// A function the stand-in exports besides CUPTI's, from the `libcupti.so` cudarc loaded.
+fn standin<F: Copy>(name: &str) -> F {
+    // SAFETY: the stand-in's exports have the signatures the callers below give them.
+    unsafe {
+        *cudarc::cupti::sys::culib()
+            .get::<F>(name.as_bytes())
+            .unwrap_or_else(|_| panic!("the loaded libcupti.so is not the stand-in (no {name})"))
+    }
+}
+
+fn standin_count(name: &str) -> i64 {
+    let count: extern "C" fn() -> i64 = standin(name);
+    count()
+}
+
+/// A kernel launched under no op.
+fn launch_outside_ops() {
+    let launch: extern "C" fn() = standin("cupti_standin_launch");
+    launch();
+}
+
+/// What CUPTI is left with once recording stopped: no subscriber, no kind enabled, every
+/// buffer handed back, every tag popped.
+fn assert_standin_released() {
+    let subscribed: extern "C" fn() -> u32 = standin("cupti_standin_subscribed");
+    let enabled: extern "C" fn() -> u32 = standin("cupti_standin_enabled_kinds");
+    assert_eq!(
+        (
+            subscribed(),
+            enabled(),
+            standin_count("cupti_standin_buffers_held"),
+            standin_count("cupti_standin_open_tags"),
+        ),
+        (0, 0, 0, 0),
+        "subscribed, kinds enabled, buffers held, tags open"
+    );
+}
+
+fn steps(session: &mut Session, device: &burn::backend::ndarray::NdArrayDevice) {
+    for _ in 0..3 {
+        {
+            let _forward = nvtx::range("forward");
+            let a = Tensor::<B, 2>::ones([4, 4], device);
+            let _ = (a.clone().matmul(a) + 1.0).into_data();
+        }
+        session.finish_iter().unwrap();
+    }
+}
+
+fn read_json(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[test]
+fn a_session_attributes_every_kernel_to_the_op_that_launched_it() {
+    const TEST: &str = "a_session_attributes_every_kernel_to_the_op_that_launched_it";
+    if !is_child(TEST) {
+        let (stdout, _) = in_child(TEST, &[]);
+        let line = stdout
+            .lines()
+            .find(|line| line.starts_with("device time: "))
+            .unwrap_or_else(|| panic!("no device time line in:\n{stdout}"));
+        let launched: u64 = stdout
+            .lines()
+            .find_map(|line| line.strip_prefix("kernels under ops: "))
+            .and_then(|n| n.parse().ok())
+            .expect("the child's count of kernels under ops");
+        let all = launched + 1;
+        assert_eq!(
+            line,
+            format!(
+                "device time: {launched} of {all} kernels attributed to their op ({:.2}%); \
+                 CUPTI: {launched} launches tagged, 0 kernels without an end, 0 records \
+                 dropped, 0 tag errors",
+                100.0 * launched as f64 / all as f64
+            )
+        );
+        return;
+    }
+
+    // The profile preset: op ranges, statistics, device time (with `cupti`), the trace, and the
+    // user ranges that are the ops' phases.
+    let mut config = RuntimeConfig::preset(Preset::Profile);
+    assert!(config.stats.device_time);
+    config.stopwatch.warmup_iters = 1;
+    let out = tempfile::tempdir().unwrap();
+    let device = Default::default();
+    let mut session = Session::start::<B>(config, &device, out.path());
+    steps(&mut session, &device);
+    assert!(device_time::is_recording());
+    launch_outside_ops();
+    let launches_before_finish = standin_count("cupti_standin_launches");
+    let summary = session.finish().unwrap();
+    assert_standin_released();
+    // The session's closing sync is an op too: one more kernel.
+    let launched = standin_count("cupti_standin_launches") as u64;
+    assert_eq!(launched, launches_before_finish as u64 + 1);
+    let under_ops = launched - 1;
+    println!("kernels under ops: {under_ops}");
+
+    // Every op of the measured steps launched one kernel; the warm-up step's ops ran before
+    // recording started and launched none.
+    let run = summary.device_time.expect("device time was recorded");
+    assert_eq!(
+        (run.kernels, run.device_ns),
+        (under_ops, under_ops * KERNEL_NS)
+    );
+    let unattributed = run.unattributed;
+    assert_eq!(
+        (
+            unattributed.unattributed_kernels,
+            unattributed.unattributed_ns,
+            unattributed.incomplete_kernels,
+            unattributed.tagged_launches,
+            unattributed.dropped_records,
+            unattributed.tag_errors,
+        ),
+        (1, KERNEL_NS, 0, under_ops, 0, 0)
+    );
+    assert_eq!(run.seconds_per_step, Some(run.device_ns as f64 / 2.0 / 1e9));
+
+    // ops.json: each row's kernels are its calls, each 1 µs on the device, in its phase.
+    let ops = read_json(&out.path().join("ops.json"));
+    assert_eq!(ops["total_kernels"], under_ops);
+    assert_eq!(ops["device_total_ns"], under_ops * KERNEL_NS);
+    let rows = ops["rows"].as_array().unwrap();
+    for row in rows {
+        let calls = row["calls"].as_u64().unwrap();
+        assert_eq!(row["kernels"], calls, "{row}");
+        assert_eq!(row["device_total_ns"], calls * KERNEL_NS, "{row}");
+        assert_eq!(row["device_mean_ns"], KERNEL_NS, "{row}");
+    }
+    let matmul = rows
+        .iter()
+        .find(|row| row["op"] == "float_matmul")
+        .expect("a float_matmul row");
+    assert_eq!(
+        (&matmul["phase"], &matmul["calls"]),
+        (&"forward".into(), &2.into())
+    );
+    let run_json = read_json(&out.path().join("run.json"));
+    assert_eq!(run_json["device_time"]["kernels"], under_ops);
+    assert_eq!(run_json["device_time"]["unattributed_kernels"], 1);
+
+    // trace.json: a track per stream, a span per kernel named as CUPTI names it, and a flow
+    // from each op to its kernel.
+    let trace = read_json(&out.path().join("trace.json"));
+    let events = trace["traceEvents"].as_array().unwrap();
+    let mut tracks: Vec<&str> = events
+        .iter()
+        .filter(|e| e["ph"] == "M" && e["name"] == "thread_name")
+        .filter_map(|e| e["args"]["name"].as_str())
+        .filter(|name| name.starts_with("GPU "))
+        .collect();
+    tracks.sort_unstable();
+    assert_eq!(tracks, ["GPU 0 stream 13", "GPU 0 stream 14"]);
+    let kernels: Vec<&Value> = events.iter().filter(|e| e["cat"] == "kernel").collect();
+    assert_eq!(kernels.len() as u64, under_ops);
+    for kernel in &kernels {
+        assert_eq!(
+            (&kernel["name"], &kernel["dur"]),
+            (&"standin_kernel".into(), &1.0.into())
+        );
+    }
+    for phase in ["s", "f"] {
+        let flows = events
+            .iter()
+            .filter(|e| e["cat"] == "launch" && e["ph"] == phase)
+            .count();
+        assert_eq!(flows as u64, under_ops, "flow events {phase}");
+    }
+}
+
+#[test]
+fn when_another_client_holds_cupti_the_session_says_so_once_and_keeps_host_times() {
+    const TEST: &str =
+        "when_another_client_holds_cupti_the_session_says_so_once_and_keeps_host_times";
+    const REFUSED: &str = "CUPTI refused to record activity: \
+                           CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED: another CUPTI client \
+                           (Nsight Systems, another profiler) is attached";
+    if !is_child(TEST) {
+        let (stdout, stderr) = in_child(TEST, &[("CUPTI_STANDIN_BUSY", "1")]);
+        let line = format!("burn-profiled: {REFUSED}; the op table has host times only");
+        assert_eq!(stderr.matches(&line).count(), 1, "{stderr}");
+        assert!(!stdout.contains("device time: "), "{stdout}");
+        return;
+    }
+
+    let error = device_time::start().expect_err("CUPTI is held by another client");
+    assert_eq!(error.to_string(), REFUSED);
+    assert!(!device_time::is_recording());
+
+    support::device_time::session_keeps_host_times();
+    assert_standin_released();
+}
+
+#[test]
+fn recording_restarts_and_keeps_the_ops_of_several_threads_apart() {
+    const TEST: &str = "recording_restarts_and_keeps_the_ops_of_several_threads_apart";
+    if !is_child(TEST) {
+        in_child(TEST, &[]);
+        return;
+    }
+
+    let device = Default::default();
+    let matmuls = |count: usize| {
+        for _ in 0..count {
+            let a = Tensor::<B, 2>::ones([8, 8], &device);
+            let _ = a.clone().matmul(a).into_data();
+        }
+    };
+    stats::start(stats::StatsConfig::default());
+    for (recording, threads) in [(1, 1), (2, 4)] {
+        device_time::start().unwrap_or_else(|e| panic!("recording {recording}: {e}"));
+        assert_eq!(
+            device_time::start(),
+            Err(device_time::DeviceTimeError::AlreadyStarted)
+        );
+        std::thread::scope(|scope| {
+            for _ in 0..threads {
+                scope.spawn(|| matmuls(5));
+            }
+        });
+        launch_outside_ops();
+        let summary = device_time::stop();
+        probe::flush_device_time();
+        assert_standin_released();
+        let snapshot = stats::snapshot();
+        let rows = snapshot.rows(stats::GroupBy::Op);
+        let calls: u64 = rows.iter().map(|row| row.calls).sum();
+        assert_eq!(
+            (
+                summary.unattributed_kernels,
+                summary.tagged_launches,
+                summary.tag_errors
+            ),
+            (1, calls, 0),
+            "recording {recording}: a kernel per op, one under no op"
+        );
+        let matmul = rows.iter().find(|row| row.op == "float_matmul").unwrap();
+        assert_eq!(
+            (matmul.calls, matmul.kernels, matmul.device_total_ns),
+            (
+                threads * 5,
+                Some(threads * 5),
+                Some(threads * 5 * KERNEL_NS)
+            ),
+            "recording {recording}"
+        );
+        stats::reset();
+    }
+    stats::stop();
+}
+
+/// CubeCL launches kernels on its device thread: with steps run there and the ops outside steps
+/// queued there, every op's tag is pushed and popped on that thread, around its launches.
+/// Burn's `Wgpu` backend on lavapipe stands in for CUDA's device thread (`--features wgpu`).
+#[cfg(feature = "wgpu")]
+#[test]
+fn on_cubecls_device_thread_every_op_tags_the_launches_there() {
+    use burn::backend::Wgpu;
+    use burn::backend::wgpu::WgpuDevice;
+    use burn_profiled::LaunchThread;
+
+    type W = Profiled<Wgpu>;
+    const TEST: &str = "on_cubecls_device_thread_every_op_tags_the_launches_there";
+    if !is_child(TEST) {
+        in_child(TEST, &[]);
+        return;
+    }
+
+    let os_thread = || {
+        // SAFETY: gettid has no preconditions.
+        unsafe { libc::gettid() as u64 }
+    };
+    let device = WgpuDevice::default();
+    let launch = LaunchThread::cubecl::<Wgpu>(&device);
+    let device_thread = launch.run(os_thread);
+    let mut config = RuntimeConfig::preset(Preset::Profile);
+    config.stopwatch.warmup_iters = 1;
+    let out = tempfile::tempdir().unwrap();
+    let mut session = Session::start::<W>(config, &device, out.path());
+    session.set_launch_thread(launch);
+    for _ in 0..3 {
+        session.run_step(|| {
+            let _forward = nvtx::range("forward");
+            let a = Tensor::<W, 2>::ones([4, 4], &device);
+            let _ = (a.clone().matmul(a) + 1.0).into_data();
+        });
+        // Outside the step: queued on the device thread.
+        let _ = Tensor::<W, 1>::ones([4], &device).exp().into_data();
+        session.finish_iter().unwrap();
+    }
+    let summary = session.finish().unwrap();
+    assert_standin_released();
+
+    let launched = standin_count("cupti_standin_launches") as u64;
+    let from: extern "C" fn(u64) -> u64 = standin("cupti_standin_launches_from");
+    assert_eq!(
+        (from(device_thread), from(os_thread())),
+        (launched, 0),
+        "launches on the device thread and on the test's"
+    );
+    let run = summary.device_time.expect("device time was recorded");
+    assert_eq!(
+        (
+            run.kernels,
+            run.unattributed.unattributed_kernels,
+            run.unattributed.tagged_launches,
+            run.unattributed.tag_errors,
+        ),
+        (launched, 0, launched, 0)
+    );
+    let ops = read_json(&out.path().join("ops.json"));
+    for row in ops["rows"].as_array().unwrap() {
+        assert_eq!(row["kernels"], row["calls"], "{row}");
+    }
+    let rows = ops["rows"].as_array().unwrap();
+    let phase_of = |op: &str| {
+        rows.iter()
+            .filter(|row| row["op"] == op)
+            .map(|row| row["phase"].as_str().unwrap().to_owned())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(phase_of("float_matmul"), ["forward"]);
+    assert_eq!(phase_of("float_exp"), ["-"]);
+}
