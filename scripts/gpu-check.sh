@@ -92,10 +92,10 @@ attributed = kernels / max(1, kernels + lost)
 time_share = device["device_ns"] / max(1, device["device_ns"] + device["unattributed_ns"])
 print(f"device time: {kernels} of {kernels + lost} kernels attributed ({100 * attributed:.2f}%), "
       f"{100 * time_share:.2f}% of kernel time; {device['seconds_per_step']} s per step; "
-      f"{device['tagged_launches']} launches tagged, {device['incomplete_kernels']} kernels "
+      f"{device['tagged_api_calls']} API calls tagged, {device['incomplete_kernels']} kernels "
       f"without an end, {device['dropped_records']} records dropped, {device['tag_errors']} tag errors")
 assert kernels + lost > 0, "CUPTI handed over no kernel record"
-assert device["tagged_launches"] > 0, "CUPTI tagged no launch with an op id"
+assert device["tagged_api_calls"] > 0, "CUPTI tagged no API call with an op id"
 assert device["dropped_records"] == 0, "CUPTI dropped records: the figures miss them"
 assert attributed >= 0.99, "fewer than 99% of kernels attributed to an op"
 assert time_share >= 0.95, "the ops' device time is not within 5% of the kernels' total"

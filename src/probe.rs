@@ -380,13 +380,7 @@ fn at_launches(
 ///
 /// [`DeviceTimeSummary::incomplete_kernels`]: device_time::DeviceTimeSummary::incomplete_kernels
 pub fn flush_device_time() -> usize {
-    record_device_time(device_time::collect(true))
-}
-
-/// Collects the device time of the kernels that ended, without a device sync: a session's
-/// periodic collection.
-pub(crate) fn collect_ended_device_time() -> usize {
-    record_device_time(device_time::collect(false))
+    record_device_time(device_time::collect())
 }
 
 fn record_device_time(matched: Vec<device_time::Matched>) -> usize {

@@ -108,14 +108,14 @@ fn device_time_line(kernels: u64, summary: &DeviceTimeSummary) -> String {
     let all = kernels + summary.unattributed_kernels;
     let mut line = format!(
         "device time: {kernels} of {all} kernels attributed to their op ({:.2}%); CUPTI: \
-         {} launches tagged, {} kernels without an end, {} records dropped, {} tag errors",
+         {} API calls tagged, {} kernels without an end, {} records dropped, {} tag errors",
         100.0 * kernels as f64 / all.max(1) as f64,
-        summary.tagged_launches,
+        summary.tagged_api_calls,
         summary.incomplete_kernels,
         summary.dropped_records,
         summary.tag_errors,
     );
-    if all > 0 && summary.tagged_launches == 0 {
+    if all > 0 && summary.tagged_api_calls == 0 {
         line.push_str(
             "\nburn-profiled: no kernel launch was made under an op on the thread that launched \
              it: run the steps on the launch thread (`Session::set_launch_thread`)",
@@ -320,13 +320,17 @@ impl Session {
     }
 
     /// Ends an iteration: the stopwatch's `finish_iter`, per-op tools on when warm-up ends, and
-    /// the memory guard's check.
+    /// the memory guard's check. With device time, every 20 steps: a device sync, then the
+    /// kernels CUPTI recorded are collected into the statistics.
     pub fn finish_iter(&mut self) -> Result<(), MemoryLimitExceeded> {
         stopwatch::finish_iter();
         self.steps += 1;
         if self.device_time && self.steps.is_multiple_of(DEVICE_TIME_EVERY) {
-            // Keeps what CUPTI and the matching hold bounded over long runs.
-            probe::collect_ended_device_time();
+            // Keeps what CUPTI and the matching hold bounded over long runs. After a sync, as
+            // CUPTI holds back a buffer while a kernel in it runs, unless forced, and a forced
+            // flush hands a running kernel over without its end.
+            self.sync.sync();
+            probe::flush_device_time();
         }
         if !self.warmup_done && self.steps >= self.config.stopwatch.warmup_iters {
             self.end_warmup();

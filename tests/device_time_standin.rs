@@ -154,7 +154,7 @@ fn a_session_attributes_every_kernel_to_the_op_that_launched_it() {
             line,
             format!(
                 "device time: {launched} of {all} kernels attributed to their op ({:.2}%); \
-                 CUPTI: {launched} launches tagged, 0 kernels without an end, 0 records \
+                 CUPTI: {launched} API calls tagged, 0 kernels without an end, 0 records \
                  dropped, 0 tag errors",
                 100.0 * launched as f64 / all as f64
             )
@@ -195,7 +195,7 @@ fn a_session_attributes_every_kernel_to_the_op_that_launched_it() {
             unattributed.unattributed_kernels,
             unattributed.unattributed_ns,
             unattributed.incomplete_kernels,
-            unattributed.tagged_launches,
+            unattributed.tagged_api_calls,
             unattributed.dropped_records,
             unattributed.tag_errors,
         ),
@@ -253,6 +253,47 @@ fn a_session_attributes_every_kernel_to_the_op_that_launched_it() {
             .count();
         assert_eq!(flows as u64, under_ops, "flow events {phase}");
     }
+}
+
+/// Kernels that run long: at each periodic collection the device is far behind the host, and
+/// CUPTI holds their buffer back unless the flush is forced. Every kernel still reaches its op.
+#[test]
+fn kernels_still_running_at_a_periodic_collection_reach_their_op() {
+    const TEST: &str = "kernels_still_running_at_a_periodic_collection_reach_their_op";
+    const LONG_KERNEL_NS: u64 = 500_000;
+    if !is_child(TEST) {
+        in_child(
+            TEST,
+            &[("CUPTI_STANDIN_KERNEL_NS", &LONG_KERNEL_NS.to_string())],
+        );
+        return;
+    }
+
+    let mut config = RuntimeConfig::preset(Preset::Profile);
+    config.stopwatch.warmup_iters = 1;
+    let out = tempfile::tempdir().unwrap();
+    let device = Default::default();
+    let mut session = Session::start::<B>(config, &device, out.path());
+    // Two periodic collections (every 20 steps), the second after the first's ops would have
+    // been forgotten.
+    for _ in 0..45 {
+        let a = Tensor::<B, 2>::ones([4, 4], &device);
+        let _ = (a.clone().matmul(a) + 1.0).into_data();
+        session.finish_iter().unwrap();
+    }
+    let summary = session.finish().unwrap();
+    assert_standin_released();
+    let launched = standin_count("cupti_standin_launches") as u64;
+    let run = summary.device_time.expect("device time was recorded");
+    assert_eq!(
+        (
+            run.kernels,
+            run.device_ns,
+            run.unattributed.unattributed_kernels,
+            run.unattributed.incomplete_kernels,
+        ),
+        (launched, launched * LONG_KERNEL_NS, 0, 0)
+    );
 }
 
 #[test]
@@ -315,7 +356,7 @@ fn recording_restarts_and_keeps_the_ops_of_several_threads_apart() {
         assert_eq!(
             (
                 summary.unattributed_kernels,
-                summary.tagged_launches,
+                summary.tagged_api_calls,
                 summary.tag_errors
             ),
             (1, calls, 0),
@@ -390,7 +431,7 @@ fn on_cubecls_device_thread_every_op_tags_the_launches_there() {
         (
             run.kernels,
             run.unattributed.unattributed_kernels,
-            run.unattributed.tagged_launches,
+            run.unattributed.tagged_api_calls,
             run.unattributed.tag_errors,
         ),
         (launched, 0, launched, 0)

@@ -13,11 +13,18 @@
 //!   record; then the `DRIVER` record; then the kernel record (`CONCURRENT_KERNEL`);
 //! - kernels run one after another on each stream; host and device records go to separate
 //!   buffers, requested from the client, and a flush hands the device buffer over first, so a
-//!   kernel arrives before the record that ties it to its op.
+//!   kernel arrives before the record that ties it to its op;
+//! - `cuptiActivityFlushAll(0)` holds back a buffer while a kernel in it runs.
+//!
+//! One liberty: a forced flush waits for the kernels launched so far to end before it hands
+//! everything over, as if the device had been synced. burn-profiled forces a flush only right
+//! after a device sync, and nothing here can make a backend's sync wait for this stand-in's
+//! kernels.
 //!
 //! What stands in for the GPU: a thread "launches" one kernel each time it pops an external id
 //! (the op launched it just before returning), and at [`cupti_standin_launch`]. Each kernel
-//! takes [`KERNEL_NS`], on streams 13 and 14 in turn, and is named `standin_kernel`.
+//! takes [`KERNEL_NS`] (or `CUPTI_STANDIN_KERNEL_NS`, in ns), on streams 13 and 14 in turn, and
+//! is named `standin_kernel`.
 //! Records are the layouts of cudarc's bindings of NVIDIA's headers (`CUpti_ActivityKernel4`
 //! for kernels).
 
@@ -33,7 +40,7 @@ use sys::CUpti_ActivityKind as Kind;
 use sys::CUpti_ExternalCorrelationKind as ExternalKind;
 use sys::CUptiResult as Result;
 
-/// How long each kernel runs, in ns.
+/// How long each kernel runs, in ns, unless `CUPTI_STANDIN_KERNEL_NS` says otherwise.
 pub const KERNEL_NS: u64 = 1_000;
 const STREAMS: [u32; 2] = [13, 14];
 const KERNEL_NAME: &std::ffi::CStr = c"standin_kernel";
@@ -43,6 +50,8 @@ struct Buffer {
     memory: *mut u8,
     size: usize,
     used: usize,
+    /// When the last kernel recorded here ends (0 without kernels).
+    last_end: u64,
 }
 // SAFETY: the memory is the client's, handed to this library until it is completed.
 unsafe impl Send for Buffer {}
@@ -90,6 +99,16 @@ fn os_thread_id() -> u64 {
     unsafe { libc::gettid() as u64 }
 }
 
+fn kernel_ns() -> u64 {
+    static NS: OnceLock<u64> = OnceLock::new();
+    *NS.get_or_init(|| {
+        std::env::var("CUPTI_STANDIN_KERNEL_NS")
+            .ok()
+            .and_then(|ns| ns.parse().ok())
+            .unwrap_or(KERNEL_NS)
+    })
+}
+
 fn now_ns() -> u64 {
     static EPOCH: OnceLock<Instant> = OnceLock::new();
     // A large base, as CUPTI's timestamps are far from any process clock's.
@@ -128,9 +147,10 @@ impl State {
         self.enabled.contains(&(kind as u32))
     }
 
-    /// Writes `record` to the host or device buffer; a buffer it does not fit in is full and
-    /// returned, to be completed once the lock is released.
-    fn append<T: Copy>(&mut self, device: bool, record: T, full: &mut Vec<Buffer>) {
+    /// Writes `record`, ending at `end` (0: not a kernel), to the host or device buffer; a
+    /// buffer it does not fit in is full and returned, to be completed once the lock is
+    /// released.
+    fn append<T: Copy>(&mut self, device: bool, (record, end): (T, u64), full: &mut Vec<Buffer>) {
         let size = size_of::<T>().next_multiple_of(ALIGN);
         let request = self.request;
         let queue = if device {
@@ -154,6 +174,7 @@ impl State {
                 memory,
                 size,
                 used: 0,
+                last_end: 0,
             });
         }
         let Some(buffer) = queue.as_mut().filter(|b| b.used + size <= b.size) else {
@@ -162,6 +183,7 @@ impl State {
         // SAFETY: in bounds (checked above) and aligned to 8.
         unsafe { std::ptr::write(buffer.memory.add(buffer.used).cast::<T>(), record) };
         buffer.used += size;
+        buffer.last_end = buffer.last_end.max(end);
     }
 
     /// A kernel launch from this thread, tagged with its open external ids.
@@ -194,7 +216,7 @@ impl State {
                 record.externalKind = kind;
                 record.externalId = id;
                 record.correlationId = correlation;
-                self.append(false, record, full);
+                self.append(false, (record, 0), full);
             }
         }
         let start = now_ns();
@@ -206,18 +228,19 @@ impl State {
             record.end = now_ns();
             record.processId = std::process::id();
             record.correlationId = correlation;
-            self.append(false, record, full);
+            self.append(false, (record, 0), full);
         }
         if self.is_on(Kind::CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
             let lane = correlation as usize % STREAMS.len();
             let begin = start.max(self.stream_free_at[lane]);
-            self.stream_free_at[lane] = begin + KERNEL_NS;
+            let end = begin + kernel_ns();
+            self.stream_free_at[lane] = end;
             // SAFETY: as above.
             let mut record: sys::CUpti_ActivityKernel4 = unsafe { std::mem::zeroed() };
             record.kind = Kind::CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
             record.start = begin;
-            record.end = begin + KERNEL_NS;
-            record.completed = begin + KERNEL_NS;
+            record.end = end;
+            record.completed = end;
             record.contextId = 1;
             record.streamId = STREAMS[lane];
             record.gridX = 1;
@@ -225,7 +248,7 @@ impl State {
             record.gridZ = 1;
             record.correlationId = correlation;
             record.name = KERNEL_NAME.as_ptr();
-            self.append(true, record, full);
+            self.append(true, (record, end), full);
         }
     }
 }
@@ -327,13 +350,23 @@ pub extern "C" fn cuptiActivityDisable(kind: u32) -> Result {
     Result::CUPTI_SUCCESS
 }
 
-/// `cuptiActivityFlushAll`: every kernel has ended, so both flags hand everything over; the
-/// device buffer first.
+/// `cuptiActivityFlushAll`: the device buffer first, held back while a kernel in it runs
+/// unless forced; forced, after the kernels launched so far ended (see the crate's docs).
 #[unsafe(no_mangle)]
-pub extern "C" fn cuptiActivityFlushAll(_flag: u32) -> Result {
+pub extern "C" fn cuptiActivityFlushAll(flag: u32) -> Result {
+    let forced = flag & sys::CUpti_ActivityFlag::CUPTI_ACTIVITY_FLAG_FLUSH_FORCED as u32 != 0;
+    if forced {
+        let last_end = state().stream_free_at.into_iter().max().unwrap_or(0);
+        std::thread::sleep(std::time::Duration::from_nanos(
+            last_end.saturating_sub(now_ns()),
+        ));
+    }
     let buffers = {
         let mut state = state();
-        let device = state.device.take();
+        let now = now_ns();
+        let device = state
+            .device
+            .take_if(|buffer| forced || buffer.last_end <= now);
         let host = state.host.take();
         device.into_iter().chain(host).collect()
     };

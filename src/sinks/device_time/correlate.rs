@@ -100,7 +100,7 @@ impl Correlator {
     }
 
     /// Driver calls tagged with an op id so far.
-    pub(crate) fn tagged_launches(&self) -> u64 {
+    pub(crate) fn tagged_api_calls(&self) -> u64 {
         self.tagged
     }
 
@@ -213,7 +213,7 @@ mod tests {
         assert_eq!(
             (
                 correlator.incomplete_kernels(),
-                correlator.tagged_launches()
+                correlator.tagged_api_calls()
             ),
             (2, 2)
         );

@@ -151,13 +151,10 @@ impl Cupti {
         })
     }
 
-    fn flush_all(forced: bool) {
-        let flag = if forced {
-            sys::CUpti_ActivityFlag::CUPTI_ACTIVITY_FLAG_FLUSH_FORCED as u32
-        } else {
-            0
-        };
-        let _ = activity::flush_all(flag);
+    /// Hands over every buffer, also those with records of kernels still running.
+    fn flush_all() {
+        let _ =
+            activity::flush_all(sys::CUpti_ActivityFlag::CUPTI_ACTIVITY_FLAG_FLUSH_FORCED as u32);
     }
 }
 
@@ -177,8 +174,8 @@ impl Source for Cupti {
         }
     }
 
-    fn flush(&self, forced: bool) {
-        Self::flush_all(forced);
+    fn flush(&self) {
+        Self::flush_all();
     }
 
     fn timestamp_ns(&self) -> u64 {
@@ -193,7 +190,7 @@ impl Source for Cupti {
         for kind in KINDS {
             let _ = activity::disable(kind);
         }
-        Self::flush_all(true);
+        Self::flush_all();
         // SAFETY: the handle came from `subscribe`, and is unsubscribed once, here.
         let _ = unsafe { unsubscribe(self.subscriber.0) };
         SourceCounts {

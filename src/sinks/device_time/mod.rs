@@ -72,9 +72,9 @@ pub(crate) trait Source: Send + Sync {
     fn push(&self, id: u64);
     /// The current thread's innermost op, `id`, returned.
     fn pop(&self, id: u64);
-    /// Hands over the records of the work finished so far; `forced`: also those of work
-    /// still running, which come without an end (after a device sync there is none).
-    fn flush(&self, forced: bool);
+    /// Hands over every record held, those of work still running too, which come without an
+    /// end (after a device sync there is none).
+    fn flush(&self);
     /// Stops recording new activity, hands over every record still held, and lets go.
     fn stop(&self) -> SourceCounts;
     /// The source's clock now, in ns: kernel timestamps are on it.
@@ -199,9 +199,11 @@ pub struct DeviceTimeSummary {
     /// Kernels handed over before they ended (collected without a device sync first); their
     /// time is unknown and left out.
     pub incomplete_kernels: u64,
-    /// Launches tagged with an op's id (CUPTI's external-correlation records): 0 with kernels
-    /// recorded means no launch happened under an op on its launching thread.
-    pub tagged_launches: u64,
+    /// CUDA API calls tagged with an op's id (CUPTI's external-correlation records, one ahead
+    /// of each call made while an op's id is pushed: kernel launches, but also copies, event
+    /// records and stream queries): 0 with kernels recorded means no launch happened under an
+    /// op on its launching thread.
+    pub tagged_api_calls: u64,
     /// Records CUPTI could not store (its buffers were full): the figures miss them.
     pub dropped_records: u64,
     /// Tags CUPTI refused or popped out of order.
@@ -229,7 +231,7 @@ pub fn stop() -> DeviceTimeSummary {
         unattributed_kernels: unattributed.len() as u64,
         unattributed_ns: unattributed.iter().map(Kernel::duration_ns).sum(),
         incomplete_kernels: incomplete,
-        tagged_launches: matching.correlator.tagged_launches(),
+        tagged_api_calls: matching.correlator.tagged_api_calls(),
         dropped_records: counts.dropped_records,
         tag_errors: counts.tag_errors,
     }
@@ -312,13 +314,17 @@ pub(crate) struct Matched {
     pub(crate) end: Duration,
 }
 
-/// Has the source hand over its records (`forced`: also those of kernels still running,
-/// right after a device sync), then returns the kernels matched since the last call, with the
-/// op that launched each. Ops that finished before the previous call are forgotten
-/// afterwards: their kernels have run and been handed over by now.
-pub(crate) fn collect(forced: bool) -> Vec<Matched> {
+/// Has the source hand over every record it holds (call it right after a device sync), then
+/// returns the kernels matched since the last call, with the op that launched each. Ops that
+/// finished before the previous call are forgotten afterwards: their kernels have run and been
+/// handed over by now.
+///
+/// CUPTI holds back a buffer while any kernel in it runs, unless it is forced, so an unforced
+/// collection without a sync could leave an op's kernels out for many collections, and the op
+/// would be forgotten first: there is none.
+pub(crate) fn collect() -> Vec<Matched> {
     if let Some(source) = source() {
-        source.flush(forced);
+        source.flush();
     }
     let mut matching = matching();
     let mut launches = launches();

@@ -32,8 +32,7 @@ impl Source for Recorded {
             "pops the id it pushed"
         );
     }
-    fn flush(&self, forced: bool) {
-        assert!(forced, "flush_device_time comes after a device sync");
+    fn flush(&self) {
         *self.flushes.lock().unwrap() += 1;
     }
     fn stop(&self) -> SourceCounts {
@@ -141,7 +140,7 @@ fn each_ops_kernels_add_up_in_its_row_of_the_op_table() {
             unattributed_kernels: 1,
             unattributed_ns: 5,
             incomplete_kernels: 0,
-            tagged_launches: 3,
+            tagged_api_calls: 3,
             dropped_records: 2,
             tag_errors: 0,
         }
@@ -256,18 +255,15 @@ fn a_kernel_handed_over_one_collection_late_still_finds_its_op() {
         external: id,
         correlation: 1,
     }]);
-    assert!(
-        super::collect(true).is_empty(),
-        "its kernel is still running"
-    );
+    assert!(super::collect().is_empty(), "its kernel is still running");
     ingest([kernel(1, 10, 0)]);
-    let matched: Vec<&str> = super::collect(true)
+    let matched: Vec<&str> = super::collect()
         .iter()
         .map(|m| m.launch.op.name())
         .collect();
     assert_eq!(matched, ["late_op"]);
     // Forgotten after that interval: a kernel even later has no op any more.
-    super::collect(true);
+    super::collect();
     ingest([
         Activity::External {
             external: id,
@@ -275,7 +271,7 @@ fn a_kernel_handed_over_one_collection_late_still_finds_its_op() {
         },
         kernel(2, 10, 0),
     ]);
-    assert!(super::collect(true).is_empty());
+    assert!(super::collect().is_empty());
     assert_eq!(stop().unattributed_kernels, 1);
 }
 
@@ -338,7 +334,7 @@ impl Source for Threads {
         let tid = crate::context::thread::os_thread_id();
         self.events.lock().unwrap().push((None, tid));
     }
-    fn flush(&self, _forced: bool) {}
+    fn flush(&self) {}
     fn stop(&self) -> SourceCounts {
         SourceCounts::default()
     }
@@ -409,7 +405,7 @@ impl Source for HandsOverAtStop {
         self.pushed.lock().unwrap().push(id);
     }
     fn pop(&self, _id: u64) {}
-    fn flush(&self, _forced: bool) {}
+    fn flush(&self) {}
     fn stop(&self) -> SourceCounts {
         let op = *self.pushed.lock().unwrap().last().unwrap();
         let mut unended = kernel(42, 0, 0);
@@ -450,7 +446,7 @@ fn what_cupti_hands_over_while_stopping_reaches_the_op_table() {
             unattributed_kernels: 1,
             unattributed_ns: 5,
             incomplete_kernels: 1,
-            tagged_launches: 2,
+            tagged_api_calls: 2,
             dropped_records: 0,
             tag_errors: 0,
         }
