@@ -26,12 +26,35 @@ const KIND_EXTERNAL_CORRELATION: u32 = 39;
 
 /// The activity kinds recorded. CUPTI writes an `EXTERNAL_CORRELATION` record only ahead of an
 /// API record, so `DRIVER` must be on although its records are skipped: without it no kernel
-/// is ever matched to an op (CubeCL calls only the driver API).
-const KINDS: [sys::CUpti_ActivityKind; 3] = [
+/// is ever matched to an op (CubeCL calls only the driver API). `RUNTIME` too, as CUPTI's
+/// guide asks, for kernels launched through the runtime API (by a CUDA library).
+const KINDS: [sys::CUpti_ActivityKind; 4] = [
     sys::CUpti_ActivityKind::CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
     sys::CUpti_ActivityKind::CUPTI_ACTIVITY_KIND_DRIVER,
+    sys::CUpti_ActivityKind::CUPTI_ACTIVITY_KIND_RUNTIME,
     sys::CUpti_ActivityKind::CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
 ];
+
+/// The CUPTI functions used. cudarc resolves each at its first call and panics if it is
+/// missing, which inside CUPTI's buffer callback would abort: they are all looked up first.
+const FUNCTIONS: [&str; 11] = [
+    "cuptiSubscribe",
+    "cuptiUnsubscribe",
+    "cuptiActivityRegisterCallbacks",
+    "cuptiActivityEnable",
+    "cuptiActivityDisable",
+    "cuptiActivityFlushAll",
+    "cuptiActivityPushExternalCorrelationId",
+    "cuptiActivityPopExternalCorrelationId",
+    "cuptiActivityGetNextRecord",
+    "cuptiActivityGetNumDroppedRecords",
+    "cuptiGetTimestamp",
+];
+
+/// The first of [`FUNCTIONS`] the library lacks.
+fn first_missing(has: impl Fn(&str) -> bool) -> Option<&'static str> {
+    FUNCTIONS.into_iter().find(|name| !has(name))
+}
 
 /// Records CUPTI could not store, summed over the buffers it handed over.
 static DROPPED_RECORDS: AtomicU64 = AtomicU64::new(0);
@@ -114,7 +137,27 @@ impl Cupti {
                     .to_owned(),
             ));
         }
-        // cudarc panics on a missing symbol: an old CUPTI must not take the run down.
+        // SAFETY: the library is present (above); looking a symbol up calls nothing.
+        let missing = catch_unwind(|| {
+            let library = unsafe { sys::culib() };
+            first_missing(|name| {
+                unsafe { library.get::<unsafe extern "C" fn()>(name.as_bytes()) }.is_ok()
+            })
+        });
+        match missing {
+            Ok(None) => {}
+            Ok(Some(name)) => {
+                return Err(DeviceTimeError::NoCupti(format!(
+                    "this CUPTI lacks {name}, which device time needs"
+                )));
+            }
+            Err(_) => {
+                return Err(DeviceTimeError::NoCupti(
+                    "libcupti.so could not be loaded".to_owned(),
+                ));
+            }
+        }
+        // cudarc panics where CUPTI misbehaves: an odd CUPTI must not take the run down.
         catch_unwind(AssertUnwindSafe(Self::subscribe)).unwrap_or_else(|_| {
             Err(DeviceTimeError::NoCupti(
                 "this CUPTI lacks a function device time needs".to_owned(),
@@ -284,9 +327,23 @@ mod tests {
 
     #[test]
     fn driver_records_are_on_or_cupti_writes_no_correlation_record() {
-        assert!(
-            KINDS.contains(&sys::CUpti_ActivityKind::CUPTI_ACTIVITY_KIND_DRIVER),
-            "EXTERNAL_CORRELATION records precede API records only: keep DRIVER enabled"
+        for api in [
+            sys::CUpti_ActivityKind::CUPTI_ACTIVITY_KIND_DRIVER,
+            sys::CUpti_ActivityKind::CUPTI_ACTIVITY_KIND_RUNTIME,
+        ] {
+            assert!(
+                KINDS.contains(&api),
+                "EXTERNAL_CORRELATION records precede API records only: keep {api:?} enabled"
+            );
+        }
+    }
+
+    #[test]
+    fn a_cupti_without_a_function_used_is_named() {
+        assert_eq!(first_missing(|_| true), None);
+        assert_eq!(
+            first_missing(|name| name != "cuptiActivityPushExternalCorrelationId"),
+            Some("cuptiActivityPushExternalCorrelationId")
         );
     }
 
