@@ -97,6 +97,8 @@ print(f"device time: {kernels} of {kernels + lost} kernels attributed ({100 * at
 assert kernels + lost > 0, "CUPTI handed over no kernel record"
 assert device["tagged_api_calls"] > 0, "CUPTI tagged no API call with an op id"
 assert device["dropped_records"] == 0, "CUPTI dropped records: the figures miss them"
+assert device["tag_errors"] == 0, "CUPTI refused or mismatched tags"
+assert device["incomplete_kernels"] <= 0.01 * kernels, "kernels without an end: collected before a sync?"
 assert attributed >= 0.99, "fewer than 99% of kernels attributed to an op"
 assert time_share >= 0.95, "the ops' device time is not within 5% of the kernels' total"
 PY

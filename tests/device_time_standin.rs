@@ -74,6 +74,10 @@ fn in_child(test: &str, env: &[(&str, &str)]) -> (String, String) {
         status.success(),
         "the child running {test} failed:\n--- stdout\n{stdout}\n--- stderr\n{stderr}"
     );
+    assert!(
+        stdout.contains("test result: ok. 1 passed"),
+        "the child did not run {test}:\n{stdout}"
+    );
     (stdout, stderr)
 }
 
@@ -95,6 +99,12 @@ fn standin<F: Copy>(name: &str) -> F {
 fn standin_count(name: &str) -> i64 {
     let count: extern "C" fn() -> i64 = standin(name);
     count()
+}
+
+/// Kernels the stand-in launched so far.
+fn standin_launches() -> u64 {
+    let launches: extern "C" fn() -> u64 = standin("cupti_standin_launches");
+    launches()
 }
 
 /// A kernel launched under no op.
@@ -173,12 +183,12 @@ fn a_session_attributes_every_kernel_to_the_op_that_launched_it() {
     steps(&mut session, &device);
     assert!(device_time::is_recording());
     launch_outside_ops();
-    let launches_before_finish = standin_count("cupti_standin_launches");
+    let launches_before_finish = standin_launches();
     let summary = session.finish().unwrap();
     assert_standin_released();
     // The session's closing sync is an op too: one more kernel.
-    let launched = standin_count("cupti_standin_launches") as u64;
-    assert_eq!(launched, launches_before_finish as u64 + 1);
+    let launched = standin_launches();
+    assert_eq!(launched, launches_before_finish + 1);
     let under_ops = launched - 1;
     println!("kernels under ops: {under_ops}");
 
@@ -283,7 +293,7 @@ fn kernels_still_running_at_a_periodic_collection_reach_their_op() {
     }
     let summary = session.finish().unwrap();
     assert_standin_released();
-    let launched = standin_count("cupti_standin_launches") as u64;
+    let launched = standin_launches();
     let run = summary.device_time.expect("device time was recorded");
     assert_eq!(
         (
@@ -294,6 +304,17 @@ fn kernels_still_running_at_a_periodic_collection_reach_their_op() {
         ),
         (launched, launched * LONG_KERNEL_NS, 0, 0)
     );
+    // The device was synced before each collection (after steps 20 and 40) and at the end:
+    // the session's syncs are ops too.
+    let ops = read_json(&out.path().join("ops.json"));
+    let syncs: Vec<&Value> = ops["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|row| row["op"] == "sync")
+        .map(|row| &row["calls"])
+        .collect();
+    assert_eq!(syncs, [&Value::from(3)]);
 }
 
 #[test]
@@ -419,7 +440,7 @@ fn on_cubecls_device_thread_every_op_tags_the_launches_there() {
     let summary = session.finish().unwrap();
     assert_standin_released();
 
-    let launched = standin_count("cupti_standin_launches") as u64;
+    let launched = standin_launches();
     let from: extern "C" fn(u64) -> u64 = standin("cupti_standin_launches_from");
     assert_eq!(
         (from(device_thread), from(os_thread())),

@@ -82,6 +82,9 @@ static LAUNCHES: AtomicU64 = AtomicU64::new(0);
 static LAUNCHES_BY_THREAD: Mutex<Vec<(u64, u64)>> = Mutex::new(Vec::new());
 static OPEN_TAGS: AtomicI64 = AtomicI64::new(0);
 static BUFFERS_HELD: AtomicI64 = AtomicI64::new(0);
+/// Records that found no room (no buffer, or one too small or misaligned), since they were
+/// last reported.
+static DROPPED: AtomicU64 = AtomicU64::new(0);
 /// The handle given to the subscriber: only compared, never dereferenced.
 static SUBSCRIBER_TOKEN: u8 = 0;
 
@@ -151,6 +154,7 @@ impl State {
     /// buffer it does not fit in is full and returned, to be completed once the lock is
     /// released.
     fn append<T: Copy>(&mut self, device: bool, (record, end): (T, u64), full: &mut Vec<Buffer>) {
+        const { assert!(align_of::<T>() <= ALIGN) };
         let size = size_of::<T>().next_multiple_of(ALIGN);
         let request = self.request;
         let queue = if device {
@@ -161,23 +165,31 @@ impl State {
         if queue.as_ref().is_some_and(|b| b.used + size > b.size) {
             full.extend(queue.take());
         }
-        if queue.is_none() {
-            let Some(request) = request else { return };
-            let (mut memory, mut size, mut max_records) = (std::ptr::null_mut(), 0, 0);
-            // SAFETY: the client's callback, given valid out-pointers.
-            unsafe { request(&mut memory, &mut size, &mut max_records) };
-            if memory.is_null() || !(memory as usize).is_multiple_of(ALIGN) {
-                return;
+        if queue.is_none()
+            && let Some(request) = request
+        {
+            let (mut memory, mut capacity, mut max_records) = (std::ptr::null_mut(), 0, 0);
+            // SAFETY: the client's callback, given valid out-pointers. It runs under the
+            // stand-in's lock: a client that called CUPTI from it would deadlock here.
+            unsafe { request(&mut memory, &mut capacity, &mut max_records) };
+            if !memory.is_null() {
+                BUFFERS_HELD.fetch_add(1, Ordering::Relaxed);
+                let buffer = Buffer {
+                    memory,
+                    size: capacity,
+                    used: 0,
+                    last_end: 0,
+                };
+                if (memory as usize).is_multiple_of(ALIGN) {
+                    *queue = Some(buffer);
+                } else {
+                    // Handed back empty.
+                    full.push(buffer);
+                }
             }
-            BUFFERS_HELD.fetch_add(1, Ordering::Relaxed);
-            *queue = Some(Buffer {
-                memory,
-                size,
-                used: 0,
-                last_end: 0,
-            });
         }
         let Some(buffer) = queue.as_mut().filter(|b| b.used + size <= b.size) else {
+            DROPPED.fetch_add(1, Ordering::Relaxed);
             return;
         };
         // SAFETY: in bounds (checked above) and aligned to 8.
@@ -233,7 +245,7 @@ impl State {
         if self.is_on(Kind::CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
             let lane = correlation as usize % STREAMS.len();
             let begin = start.max(self.stream_free_at[lane]);
-            let end = begin + kernel_ns();
+            let end = begin.saturating_add(kernel_ns());
             self.stream_free_at[lane] = end;
             // SAFETY: as above.
             let mut record: sys::CUpti_ActivityKernel4 = unsafe { std::mem::zeroed() };
@@ -464,7 +476,7 @@ pub unsafe extern "C" fn cuptiActivityGetNextRecord(
     Result::CUPTI_SUCCESS
 }
 
-/// `cuptiActivityGetNumDroppedRecords`: the stand-in drops none.
+/// `cuptiActivityGetNumDroppedRecords`: the records dropped since the last call.
 ///
 /// # Safety
 /// `dropped` is null or valid for a write.
@@ -478,7 +490,7 @@ pub unsafe extern "C" fn cuptiActivityGetNumDroppedRecords(
         return Result::CUPTI_ERROR_INVALID_PARAMETER;
     }
     // SAFETY: the client's out-pointer, checked non-null.
-    unsafe { *dropped = 0 };
+    unsafe { *dropped = DROPPED.swap(0, Ordering::Relaxed) as usize };
     Result::CUPTI_SUCCESS
 }
 

@@ -55,7 +55,7 @@ pub(crate) struct Correlator {
     waiting: HashMap<u32, Vec<Kernel>>,
     /// Kernels matched to an op, with its id, in the order they were matched.
     attributed: Vec<(u64, Kernel)>,
-    /// Driver calls tagged with an op id, over the run.
+    /// API calls (driver or runtime) tagged with an op id, over the run.
     tagged: u64,
     /// Kernels left out because they came without an end.
     incomplete: u64,
@@ -99,7 +99,7 @@ impl Correlator {
         self.attributed.splice(0..0, kernels);
     }
 
-    /// Driver calls tagged with an op id so far.
+    /// API calls (driver or runtime) tagged with an op id so far.
     pub(crate) fn tagged_api_calls(&self) -> u64 {
         self.tagged
     }

@@ -160,7 +160,7 @@ impl Cupti {
         // cudarc panics where CUPTI misbehaves: an odd CUPTI must not take the run down.
         catch_unwind(AssertUnwindSafe(Self::subscribe)).unwrap_or_else(|_| {
             Err(DeviceTimeError::NoCupti(
-                "this CUPTI lacks a function device time needs".to_owned(),
+                "this CUPTI failed while subscribing".to_owned(),
             ))
         })
     }
