@@ -45,7 +45,7 @@ run)
         "$bin/train" --steps "$steps" --out "$out" > "$out/stdout.txt" 2>&1 || {
             tail -30 "$out/stdout.txt"; status=1; }
     grep -E "device time|burn-profiled:" "$out/stdout.txt" || true
-    python3 - "$out/nvtx.tsv" "$out/run.json" <<'PY' || status=1
+    python3 - "$out/nvtx.tsv" "$out/run.json" "$out/ops.json" <<'PY' || status=1
 import collections, json, sys
 rows = [line.rstrip("\n").split("\t") for line in open(sys.argv[1]) if not line.startswith(("ts_ns", "#"))]
 run = json.load(open(sys.argv[2]))
@@ -94,6 +94,12 @@ print(f"device time: {kernels} of {kernels + lost} kernels attributed ({100 * at
       f"{100 * time_share:.2f}% of kernel time; {device['seconds_per_step']} s per step; "
       f"{device['tagged_api_calls']} API calls tagged, {device['incomplete_kernels']} kernels "
       f"without an end, {device['dropped_records']} records dropped, {device['tag_errors']} tag errors")
+ops_rows = json.load(open(sys.argv[3]))["rows"]
+top = sorted(ops_rows, key=lambda r: r.get("device_total_ns", 0), reverse=True)[:8]
+print("top ops by device time (op, phase, calls, kernels, host total us, device total us):")
+for r in top:
+    print(f"  {r['op']:<28} {r.get('phase', '-'):<12} {r['calls']:>7} {r.get('kernels', 0):>8} "
+          f"{r['total_ns'] / 1e3:>12.1f} {r.get('device_total_ns', 0) / 1e3:>12.1f}")
 assert kernels + lost > 0, "CUPTI handed over no kernel record"
 assert device["tagged_api_calls"] > 0, "CUPTI tagged no API call with an op id"
 assert device["dropped_records"] == 0, "CUPTI dropped records: the figures miss them"
