@@ -1,22 +1,16 @@
 //! The optimisation-check example: the correct variant passes, the wrong one is caught, and
 //! `burn-dump-diff` says the same about the dumps it leaves.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
+mod support;
+
 fn example(name: &str) -> PathBuf {
-    let exe = std::env::current_exe().expect("the test binary's path");
-    let profile_dir = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("target/<profile>/deps/..");
-    let example = profile_dir.join("examples").join(name);
-    assert!(
-        example.exists(),
-        "{} is missing: run `cargo test` (it builds the examples)",
-        example.display()
-    );
-    example
+    support::built(
+        &format!("examples/{name}"),
+        "run `cargo test` (it builds the examples)",
+    )
 }
 
 #[test]

@@ -26,20 +26,12 @@ type B = Profiled<NdArray>;
 const KERNEL_NS: u64 = 1_000;
 const SCENARIO: &str = "BURN_PROFILED_CUPTI_STANDIN";
 
-/// The stand-in's target directory: the one this test binary was built in.
+/// The stand-in, built next to this test binary.
 fn standin_library() -> PathBuf {
-    let exe = std::env::current_exe().expect("the test binary's path");
-    let profile_dir = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("the test binary is in target/<profile>/deps");
-    let library = profile_dir.join("libcupti_standin.so");
-    assert!(
-        library.is_file(),
-        "{} is missing: build the stand-in CUPTI first (cargo build -p cupti-standin)",
-        library.display()
-    );
-    library
+    support::built(
+        "libcupti_standin.so",
+        "build the stand-in CUPTI first (cargo build -p cupti-standin)",
+    )
 }
 
 /// Runs `test` of this binary in a child process, with the stand-in as `libcupti.so`, and

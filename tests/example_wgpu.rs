@@ -6,17 +6,9 @@
 #![cfg(feature = "wgpu")]
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// `target/<profile>/`, where `cargo test` built the example and the recorder library.
-fn profile_dir() -> PathBuf {
-    let exe = std::env::current_exe().expect("the test binary's path");
-    exe.parent()
-        .and_then(Path::parent)
-        .expect("target/<profile>/deps/..")
-        .to_path_buf()
-}
+mod support;
 
 /// One recorded NVTX event: the TSV's `tid`, `kind`, `domain` and `message` columns.
 struct Row {
@@ -44,16 +36,8 @@ fn rows(tsv: &str) -> Vec<Row> {
 
 #[test]
 fn every_op_range_is_on_the_device_thread_and_every_range_is_closed() {
-    let dir = profile_dir();
-    let example = dir.join("examples").join("train");
-    let recorder = dir.join("deps").join("libnvtx_recorder.so");
-    for built in [&example, &recorder] {
-        assert!(
-            built.exists(),
-            "{} is missing: run `cargo test`",
-            built.display()
-        );
-    }
+    let example = support::built("examples/train", "run `cargo test`");
+    let recorder = support::built("deps/libnvtx_recorder.so", "run `cargo test`");
     let out = tempfile::tempdir().unwrap();
     let tsv = out.path().join("nvtx.tsv");
     let output = Command::new(&example)

@@ -6,20 +6,14 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
+mod support;
+
 /// The `train` example, built by `cargo test` next to this test's binary.
 fn train_example() -> PathBuf {
-    let exe = std::env::current_exe().expect("the test binary's path");
-    let profile_dir = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("target/<profile>/deps/..");
-    let example = profile_dir.join("examples").join("train");
-    assert!(
-        example.exists(),
-        "{} is missing: run `cargo test` (it builds the examples)",
-        example.display()
-    );
-    example
+    support::built(
+        "examples/train",
+        "run `cargo test` (it builds the examples)",
+    )
 }
 
 fn run(args: &[&str], out: &Path) -> Output {

@@ -1,12 +1,31 @@
 //! What the tests share: for the launch-thread tests, a stand-in for CubeCL's device thread and
 //! an observer that records where each op ran; for the device-time tests, a session without
-//! CUPTI. Each test binary uses part of it.
+//! CUPTI; for the tests that run what cargo built, where it is. Each test binary uses part of
+//! it.
 #![allow(dead_code)]
 
 pub mod device_time;
 pub mod stand_in;
 
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+
+/// `target/<profile>/`, where cargo built this test binary, the examples and the workspace's
+/// libraries.
+pub fn profile_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    exe.parent()
+        .and_then(Path::parent)
+        .expect("the test binary is in target/<profile>/deps")
+        .to_path_buf()
+}
+
+/// `relative` in [`profile_dir`], which must have been built: `hint` says how.
+pub fn built(relative: &str, hint: &str) -> PathBuf {
+    let path = profile_dir().join(relative);
+    assert!(path.is_file(), "{} is missing: {hint}", path.display());
+    path
+}
 
 use burn_profiled::probe::{Op, OpObserver};
 

@@ -65,6 +65,8 @@ struct State {
     device: Option<Buffer>,
     next_correlation: u32,
     stream_free_at: [u64; 2],
+    /// Kernels launched, by OS thread id.
+    launches_by_thread: Vec<(u64, u64)>,
 }
 
 static STATE: Mutex<State> = Mutex::new(State {
@@ -76,10 +78,8 @@ static STATE: Mutex<State> = Mutex::new(State {
     device: None,
     next_correlation: 1,
     stream_free_at: [0; 2],
+    launches_by_thread: Vec::new(),
 });
-static LAUNCHES: AtomicU64 = AtomicU64::new(0);
-/// Launches by OS thread id.
-static LAUNCHES_BY_THREAD: Mutex<Vec<(u64, u64)>> = Mutex::new(Vec::new());
 static OPEN_TAGS: AtomicI64 = AtomicI64::new(0);
 static BUFFERS_HELD: AtomicI64 = AtomicI64::new(0);
 /// Records that found no room (no buffer, or one too small or misaligned), since they were
@@ -200,16 +200,15 @@ impl State {
 
     /// A kernel launch from this thread, tagged with its open external ids.
     fn launch(&mut self, tags: &[(ExternalKind, u64)], full: &mut Vec<Buffer>) {
-        LAUNCHES.fetch_add(1, Ordering::Relaxed);
         let thread = os_thread_id();
-        let mut by_thread = LAUNCHES_BY_THREAD
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        match by_thread.iter_mut().find(|(tid, _)| *tid == thread) {
+        match self
+            .launches_by_thread
+            .iter_mut()
+            .find(|(tid, _)| *tid == thread)
+        {
             Some((_, launches)) => *launches += 1,
-            None => by_thread.push((thread, 1)),
+            None => self.launches_by_thread.push((thread, 1)),
         }
-        drop(by_thread);
         let correlation = self.next_correlation;
         self.next_correlation += 1;
         let api_on = self.is_on(Kind::CUPTI_ACTIVITY_KIND_DRIVER)
@@ -504,15 +503,18 @@ pub extern "C" fn cupti_standin_launch() {
 /// Kernels launched so far.
 #[unsafe(no_mangle)]
 pub extern "C" fn cupti_standin_launches() -> u64 {
-    LAUNCHES.load(Ordering::Relaxed)
+    state()
+        .launches_by_thread
+        .iter()
+        .map(|(_, launches)| launches)
+        .sum()
 }
 
 /// Kernels launched so far from the OS thread `tid` (`gettid`).
 #[unsafe(no_mangle)]
 pub extern "C" fn cupti_standin_launches_from(tid: u64) -> u64 {
-    LAUNCHES_BY_THREAD
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
+    state()
+        .launches_by_thread
         .iter()
         .find(|(thread, _)| *thread == tid)
         .map_or(0, |(_, launches)| *launches)
