@@ -79,8 +79,15 @@ pub(crate) fn flags() -> u8 {
     switches::all()
 }
 
+/// Whether an op under `flags` needs its device: for per-op sync, statistics, the timeline, or
+/// to find its attached launch thread (not for op ranges alone).
+#[inline(always)]
+pub(crate) fn wants_device(flags: u8) -> bool {
+    flags & (SYNC | QUEUED | STATS | TRACE) != 0
+}
+
 /// The guard of an op that returns a future (a read): `flags` were read once at the call, and
-/// `device` taken then (before the call consumed its tensor) when they are non-zero.
+/// `device` taken then (before the call consumed its tensor) when they [want it](wants_device).
 #[inline(always)]
 pub(crate) fn read_op<B: Backend>(
     op: &'static Op,
@@ -120,7 +127,7 @@ pub(crate) fn op<B: Backend>(
         // the outer probe's device lookup: the lookup is the profiler's, not the user's op.
         return OpGuard::off();
     }
-    let device = if flags & (SYNC | QUEUED | STATS | TRACE) != 0 {
+    let device = if wants_device(flags) {
         /// Ends the lookup, also if it panics.
         struct LookedUp;
         impl Drop for LookedUp {
@@ -243,7 +250,8 @@ fn start<B: Backend>(
     device: Option<B::Device>,
     shapes: Option<Vec<Shape>>,
 ) -> ActiveOp<B> {
-    let queued_on = (flags & QUEUED != 0 && flags & (RANGES | DEVICE) != 0)
+    // On only while ranges or device time are (`switches::set`).
+    let queued_on = (flags & QUEUED != 0)
         .then(|| attached::launch_thread_of(device.as_ref()))
         .flatten();
     let device_id = device.as_ref().map_or(0, context_device::id);
@@ -380,10 +388,7 @@ fn at_launches(
 ///
 /// [`DeviceTimeSummary::incomplete_kernels`]: device_time::DeviceTimeSummary::incomplete_kernels
 pub fn flush_device_time() -> usize {
-    record_device_time(device_time::collect())
-}
-
-fn record_device_time(matched: Vec<device_time::Matched>) -> usize {
+    let matched = device_time::collect();
     let count = matched.len();
     for device_time::Matched {
         launch,

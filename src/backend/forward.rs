@@ -34,9 +34,9 @@ macro_rules! forward_one {
             static OP: $crate::probe::Op = $crate::probe::Op::new(concat!(stringify!($name), "\0"));
             // One flag check for the call and its await, as for the other ops.
             let flags = $crate::probe::flags();
-            let device = match flags {
-                0 => None,
-                _ => $crate::backend::forward::op_device!($dev $(($src))?),
+            let device = match $crate::probe::wants_device(flags) {
+                false => None,
+                true => $crate::backend::forward::op_device!($dev $(($src))?),
             };
             let read = B::$name($($arg),*);
             async move {

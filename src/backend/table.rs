@@ -306,7 +306,7 @@ impl<B: Backend> BoolTensorOps<Self> for Profiled<B> {
         static OP: crate::probe::Op = crate::probe::Op::new("bool_argwhere\0");
         // As for reads: one flag check for the call and its await.
         let flags = crate::probe::flags();
-        let device = (flags != 0).then(|| B::bool_device(&tensor));
+        let device = crate::probe::wants_device(flags).then(|| B::bool_device(&tensor));
         let argwhere = B::bool_argwhere(tensor, out_dtype);
         async move {
             let _op = crate::probe::read_op::<B>(&OP, flags, device);
@@ -524,7 +524,7 @@ impl<B: Backend> TransactionOps<Self> for Profiled<B> {
         // As for reads: one flag check for the call and its await; the device of the first
         // tensor read.
         let flags = crate::probe::flags();
-        let device = (flags != 0)
+        let device = crate::probe::wants_device(flags)
             .then(|| {
                 read_floats
                     .first()

@@ -193,12 +193,6 @@ impl Cupti {
             tag_errors: AtomicU64::new(0),
         })
     }
-
-    /// Hands over every buffer, also those with records of kernels still running.
-    fn flush_all() {
-        let _ =
-            activity::flush_all(sys::CUpti_ActivityFlag::CUPTI_ACTIVITY_FLAG_FLUSH_FORCED as u32);
-    }
 }
 
 impl Source for Cupti {
@@ -218,7 +212,8 @@ impl Source for Cupti {
     }
 
     fn flush(&self) {
-        Self::flush_all();
+        let _ =
+            activity::flush_all(sys::CUpti_ActivityFlag::CUPTI_ACTIVITY_FLAG_FLUSH_FORCED as u32);
     }
 
     fn timestamp_ns(&self) -> u64 {
@@ -233,7 +228,7 @@ impl Source for Cupti {
         for kind in KINDS {
             let _ = activity::disable(kind);
         }
-        Self::flush_all();
+        self.flush();
         // SAFETY: the handle came from `subscribe`, and is unsubscribed once, here.
         let _ = unsafe { unsubscribe(self.subscriber.0) };
         SourceCounts {

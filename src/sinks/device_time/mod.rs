@@ -382,7 +382,6 @@ impl Matching {
         self.correlator.give_back_attributed(known);
         let mut unattributed = std::mem::take(&mut self.unattributed);
         unattributed.extend(self.correlator.finish());
-        unattributed.sort_by_key(|kernel| (kernel.start_ns, kernel.correlation));
         (unattributed, self.correlator.incomplete_kernels())
     }
 }
