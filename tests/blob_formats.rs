@@ -22,6 +22,13 @@ fn meta_text(path: &Path) -> String {
     std::fs::read_to_string(name).unwrap()
 }
 
+/// A named pipe at `path`: neither a file nor a symlink.
+fn make_fifo(path: &Path) {
+    let path = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0);
+}
+
 fn f32_bytes(values: &[f32]) -> Vec<u8> {
     values.iter().flat_map(|v| v.to_le_bytes()).collect()
 }
@@ -525,9 +532,7 @@ fn sidecars_must_be_small_regular_files() {
     );
 
     std::fs::remove_file(&meta).unwrap();
-    let fifo = std::ffi::CString::new(meta.to_str().unwrap()).unwrap();
-    // SAFETY: a valid NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    make_fifo(&meta);
     assert_eq!(
         error(&path),
         format!("{}: not a regular file", meta.display())
@@ -545,9 +550,7 @@ fn sidecars_must_be_small_regular_files() {
 
     std::fs::copy(&elsewhere, &meta).unwrap();
     std::fs::remove_file(&path).unwrap();
-    // SAFETY: as above.
-    let fifo = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
-    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    make_fifo(&path);
     assert_eq!(
         error(&path),
         format!("{}: not a regular file", path.display())

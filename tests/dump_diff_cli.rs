@@ -45,6 +45,21 @@ struct Outcome {
     stderr: String,
 }
 
+/// The diff stops (exit code 2, nothing on stdout) at the reference's missing blob `file` of
+/// the tensor `name`.
+fn assert_blob_missing(dirs: &Dirs, name: &str, file: &str) {
+    let out = diff(dirs, &[]);
+    assert_eq!(out.code, 2, "{}", out.stdout);
+    assert_eq!(out.stdout, "");
+    assert_eq!(
+        out.stderr,
+        format!(
+            "burn-dump-diff: {}: the blob file of {name} is missing\n",
+            blob(&dirs.reference, 0, "tensors", file).display()
+        )
+    );
+}
+
 fn diff(dirs: &Dirs, flags: &[&str]) -> Outcome {
     let output = Command::new(env!("CARGO_BIN_EXE_burn-dump-diff"))
         .arg(&dirs.reference)
@@ -418,16 +433,7 @@ fn blob_files_missing_on_both_sides_are_unusable_input() {
             r#"{"g": {"w": "g.w.bin"}, "img": ["img.0.png"], "n": "n.npy", "s": "other.bin"}"#,
         );
     }
-    let out = diff(&d, &[]);
-    assert_eq!(out.code, 2, "{}", out.stdout);
-    assert_eq!(out.stdout, "");
-    assert_eq!(
-        out.stderr,
-        format!(
-            "burn-dump-diff: {}: the blob file of g.w is missing\n",
-            blob(&d.reference, 0, "tensors", "g.w.bin").display()
-        )
-    );
+    assert_blob_missing(&d, "g.w", "g.w.bin");
     for dir in [&d.reference, &d.current] {
         let array = Array::from_values(&[2], &[1.0f32, 2.0]).unwrap();
         write_bin(&blob(dir, 0, "tensors", "g.w.bin"), &array).unwrap();
@@ -439,14 +445,7 @@ fn blob_files_missing_on_both_sides_are_unusable_input() {
         )
         .unwrap();
     }
-    let out = diff(&d, &[]);
-    assert_eq!(
-        out.stderr,
-        format!(
-            "burn-dump-diff: {}: the blob file of n is missing\n",
-            blob(&d.reference, 0, "tensors", "n.npy").display()
-        )
-    );
+    assert_blob_missing(&d, "n", "n.npy");
     for dir in [&d.reference, &d.current] {
         let array = Array::from_values(&[1], &[3i64]).unwrap();
         write_npy(&blob(dir, 0, "tensors", "n.npy"), &array).unwrap();

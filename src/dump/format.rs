@@ -196,10 +196,7 @@ fn blob_or_json<'a>(
 /// by hand may not be); the reason when not.
 pub(crate) fn check_data(data: &TensorData) -> Result<(), String> {
     let shape = data.shape.to_vec();
-    let needed = shape
-        .iter()
-        .try_fold(1usize, |n, &d| n.checked_mul(d))
-        .and_then(|n| n.checked_mul(data.dtype.size()));
+    let needed = super::blob::element_count(&shape).and_then(|n| n.checked_mul(data.dtype.size()));
     match needed {
         Some(needed) if needed == data.as_bytes().len() => Ok(()),
         Some(needed) => Err(format!(

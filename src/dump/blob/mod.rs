@@ -39,3 +39,4 @@ pub use npy::{read_npy, write_npy};
 pub(crate) use png::write_png_view;
 pub use png::{ImageFormat, read_png, write_png};
 pub use shape::MAX_RANK;
+pub(crate) use shape::element_count;
