@@ -82,9 +82,9 @@ pub(crate) fn resolve<B: AutodiffBackend>(
     }
     let resolved = collected
         .into_iter()
-        .map(|outcome| match outcome {
-            Outcome::Tap(sink, path) => tapped(&sink, &path),
-            outcome => Ok(outcome),
+        .map(|collected| match collected {
+            Collected::Tap(sink, path) => tapped(sink, &path),
+            Collected::Ready(outcome) => Ok(outcome),
         })
         .collect::<Result<Vec<_>, _>>()?;
     let mut resolved = resolved.into_iter();
@@ -104,7 +104,7 @@ pub(crate) fn resolve<B: AutodiffBackend>(
                         permute: permute.take(),
                     }),
                     Some(Outcome::Leaf(leaf)) => Node::Leaf(leaf),
-                    Some(Outcome::Tap(..)) | None => Node::Leaf(PyJson::Null),
+                    None => Node::Leaf(PyJson::Null),
                 };
             }
         });
@@ -115,15 +115,20 @@ pub(crate) fn resolve<B: AutodiffBackend>(
 enum Outcome {
     Data(burn::tensor::TensorData),
     Leaf(PyJson),
-    /// A tap's gradient, taken once everything else resolved.
-    Tap(super::tap::Sink, String),
 }
 
-fn collect<B: AutodiffBackend>(
-    node: &Node,
+/// A pending record's outcome, or the tap whose gradient is taken once everything else
+/// resolved.
+enum Collected<'a> {
+    Ready(Outcome),
+    Tap(&'a super::tap::Sink, String),
+}
+
+fn collect<'a, B: AutodiffBackend>(
+    node: &'a Node,
     path: &str,
     grads: &B::Gradients,
-    out: &mut Vec<Outcome>,
+    out: &mut Vec<Collected<'a>>,
 ) -> Result<(), DumpError> {
     match node {
         Node::Map(entries) => {
@@ -139,11 +144,15 @@ fn collect<B: AutodiffBackend>(
         Node::Record(Record {
             content: Content::Pending(primitive),
             ..
-        }) => out.push(gradient::<B>(primitive.as_ref(), path, grads)?),
+        }) => out.push(Collected::Ready(gradient::<B>(
+            primitive.as_ref(),
+            path,
+            grads,
+        )?)),
         Node::Record(Record {
             content: Content::Tap(sink),
             ..
-        }) => out.push(Outcome::Tap(sink.clone(), path.to_owned())),
+        }) => out.push(Collected::Tap(sink, path.to_owned())),
         Node::Record(_) | Node::Leaf(_) => {}
     }
     Ok(())
