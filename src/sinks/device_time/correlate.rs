@@ -94,9 +94,12 @@ impl Correlator {
         std::mem::take(&mut self.attributed)
     }
 
-    /// Puts back kernels [`take_attributed`](Self::take_attributed) returned, for a later call.
-    pub(crate) fn give_back_attributed(&mut self, kernels: Vec<(u64, Kernel)>) {
-        self.attributed.splice(0..0, kernels);
+    /// Takes the kernels matched to op ids `known` does not know; those of known ops stay.
+    pub(crate) fn take_unknown(&mut self, known: impl Fn(u64) -> bool) -> Vec<Kernel> {
+        self.attributed
+            .extract_if(.., |(id, _)| !known(*id))
+            .map(|(_, kernel)| kernel)
+            .collect()
     }
 
     /// API calls (driver or runtime) tagged with an op id so far.

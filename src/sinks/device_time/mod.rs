@@ -364,22 +364,23 @@ impl Matching {
     /// Takes the kernels matched so far to the ops of `launches`, with their op ids; those
     /// matched to an id this run does not know go to the unattributed ones.
     fn take_known(&mut self, launches: &Launches) -> Vec<(u64, Kernel)> {
-        let (known, unknown): (Vec<_>, Vec<_>) = self
+        self.set_aside_unknown(launches);
+        self.correlator.take_attributed()
+    }
+
+    /// Moves the kernels matched to an id `launches` does not know to the unattributed ones.
+    fn set_aside_unknown(&mut self, launches: &Launches) {
+        let unknown = self
             .correlator
-            .take_attributed()
-            .into_iter()
-            .partition(|(id, _)| launches.by_id.contains_key(id));
-        self.unattributed
-            .extend(unknown.into_iter().map(|(_, kernel)| kernel));
-        known
+            .take_unknown(|id| launches.by_id.contains_key(&id));
+        self.unattributed.extend(unknown);
     }
 
     /// Ends matching, once the source handed over its last records: the kernels no op of
     /// this run launched, and how many kernels came without an end. The kernels matched to
     /// an op stay for the next [`collect`].
     fn finish(&mut self, launches: &Launches) -> (Vec<Kernel>, u64) {
-        let known = self.take_known(launches);
-        self.correlator.give_back_attributed(known);
+        self.set_aside_unknown(launches);
         let mut unattributed = std::mem::take(&mut self.unattributed);
         unattributed.extend(self.correlator.finish());
         (unattributed, self.correlator.incomplete_kernels())
