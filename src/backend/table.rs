@@ -306,7 +306,10 @@ impl<B: Backend> BoolTensorOps<Self> for Profiled<B> {
         static OP: crate::probe::Op = crate::probe::Op::new("bool_argwhere\0");
         // As for reads: one flag check for the call and its await.
         let flags = crate::probe::flags();
-        let device = crate::probe::wants_device(flags).then(|| B::bool_device(&tensor));
+        let device = match crate::probe::wants_device(flags) {
+            false => None,
+            true => crate::backend::forward::op_device!(bool(tensor)),
+        };
         let argwhere = B::bool_argwhere(tensor, out_dtype);
         async move {
             let _op = crate::probe::read_op::<B>(&OP, flags, device);
@@ -526,12 +529,11 @@ impl<B: Backend> TransactionOps<Self> for Profiled<B> {
         let flags = crate::probe::flags();
         let device = crate::probe::wants_device(flags)
             .then(|| {
-                read_floats
-                    .first()
-                    .map(|t| B::float_device(t))
-                    .or_else(|| read_qfloats.first().map(|t| B::q_device(t)))
-                    .or_else(|| read_ints.first().map(|t| B::int_device(t)))
-                    .or_else(|| read_bools.first().map(|t| B::bool_device(t)))
+                use crate::backend::forward::op_device;
+                op_device!(floats(read_floats))
+                    .or_else(|| op_device!(qs(read_qfloats)))
+                    .or_else(|| op_device!(ints(read_ints)))
+                    .or_else(|| op_device!(bools(read_bools)))
             })
             .flatten();
         let execute = B::tr_execute(TransactionPrimitive::new(
