@@ -79,7 +79,6 @@ pub fn read_bin(path: &Path) -> Result<Array, BlobError> {
     let expected = checked_file_shape(&meta_file, &shape, dtype)?;
     // The declared size is checked against the file's length before anything is read.
     let (mut file, length) = open_file(path)?;
-    let length = usize::try_from(length).unwrap_or(usize::MAX);
     check_data_length(path, "bytes", length, expected, &shape, dtype)?;
     let bytes = read_bytes(path, &mut file, expected)?;
     Array::new(dtype, shape, bytes).map_err(|e| with_file(path, e))

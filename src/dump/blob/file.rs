@@ -23,14 +23,15 @@ fn read_error(path: &Path) -> impl FnOnce(std::io::Error) -> BlobError {
     }
 }
 
-/// `path` opened for reading, with its length; refused unless it is a regular file.
-pub(super) fn open_file(path: &Path) -> Result<(File, u64), BlobError> {
+/// `path` opened for reading, with its length (`usize::MAX` if more); refused unless it is a
+/// regular file.
+pub(super) fn open_file(path: &Path) -> Result<(File, usize), BlobError> {
     if !std::fs::metadata(path).map_err(read_error(path))?.is_file() {
         return Err(malformed(path, "not a regular file"));
     }
     let file = File::open(path).map_err(read_error(path))?;
     let length = file.metadata().map_err(read_error(path))?.len();
-    Ok((file, length))
+    Ok((file, usize::try_from(length).unwrap_or(usize::MAX)))
 }
 
 /// Exactly `length` more bytes of `file` (at `path`).
@@ -59,11 +60,7 @@ pub(super) fn read_bytes(
 /// A whole regular file.
 pub(super) fn read_file(path: &Path) -> Result<Vec<u8>, BlobError> {
     let (mut file, length) = open_file(path)?;
-    read_bytes(
-        path,
-        &mut file,
-        usize::try_from(length).unwrap_or(usize::MAX),
-    )
+    read_bytes(path, &mut file, length)
 }
 
 pub(super) fn write_file(path: &Path, bytes: &[u8]) -> Result<(), BlobError> {
@@ -103,14 +100,14 @@ pub(super) fn read_meta(path: &Path) -> Result<PyJson, BlobError> {
         return Err(malformed(path, "is a symlink; not followed"));
     }
     let (mut file, length) = open_file(path)?;
-    if length > MAX_META_BYTES {
+    if length as u64 > MAX_META_BYTES {
         return Err(malformed(
             path,
             format!("{length} bytes; a .meta.json sidecar may have at most {MAX_META_BYTES}"),
         ));
     }
     // Exactly the length read above, even if the file grows meanwhile.
-    let bytes = read_bytes(path, &mut file, length as usize)?;
+    let bytes = read_bytes(path, &mut file, length)?;
     let text = std::str::from_utf8(&bytes).map_err(|_| malformed(path, "not UTF-8 text"))?;
     PyJson::parse(text)
         .map(PyJson::expand_numbers)

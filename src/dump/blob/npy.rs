@@ -82,7 +82,6 @@ pub(crate) fn write_npy_view(path: &Path, array: ArrayView<'_>) -> Result<(), Bl
 pub fn read_npy(path: &Path) -> Result<Array, BlobError> {
     // The header, then the data once its declared size matches the file's length.
     let (mut file, length) = open_file(path)?;
-    let length = usize::try_from(length).unwrap_or(usize::MAX);
     let mut preamble = read_bytes(path, &mut file, length.min(10))?;
     // Versions 2 and 3 have a 4-byte header length where version 1 has 2.
     if preamble.starts_with(NPY_MAGIC) && matches!(preamble.get(6), Some(2 | 3)) {
