@@ -8,6 +8,7 @@
 //! | `train` | the same for a burn-train `Learner` run (feature `train`) |
 //! | [`DeviceSync`] | the device(s) a tool syncs before a timestamp |
 //! | [`probe`] | the switches: op ranges, per-op sync, observers |
+//! | `fused` | burn's fused `Cuda` and `Wgpu` profiled from inside fusion: every fused block an op (feature `fusion`) |
 //! | [`LaunchThread`] | where a backend launches its kernels (CubeCL's device thread): steps run there, so each op range contains its kernels |
 //! | [`nvtx`] | user ranges (with sync and order checks), marks, domains, registered handles, capture control, [`nvtx::Ranged`] sub-modules, thread names |
 //! | [`stopwatch`] | runtime per code section with warm-up, one-time measurements and CPU usage, in the original tool's report layout |
@@ -49,6 +50,8 @@ pub mod config;
 mod device_sync;
 pub mod dump;
 mod files;
+#[cfg(feature = "fusion")]
+pub mod fused;
 pub mod host;
 mod launch_thread;
 pub mod nvtx;

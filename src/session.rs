@@ -181,6 +181,9 @@ impl Session {
             }
             nvtx::enable(ranges);
         }
+        if let Some(note) = registration_times_note(&B::name(device)) {
+            eprintln!("{note}");
+        }
         let out_dir: PathBuf = out_dir.into();
         if config.dump.enabled {
             crate::dump::global::enable(
@@ -281,13 +284,16 @@ impl Session {
         }
     }
 
-    /// Runs one training step: on the launch thread when the session has one (one device) and
+    /// Runs one training step: on the launch thread when the session has one (one device) that
+    /// [runs steps](LaunchThread::runs_steps) (not a fused backend's) and
     /// `[nvtx] steps_on_launch_thread` is set (see [`LaunchThread::run`]: the caller's phase
     /// carries over, a panic reaches the caller), here otherwise (with several devices, see
     /// [`set_launch_thread`](Session::set_launch_thread)).
     pub fn run_step<T: Send>(&self, step: impl FnOnce() -> T + Send) -> T {
         match self.launch_threads.as_slice() {
-            [launch] if self.config.nvtx.steps_on_launch_thread => launch.run(step),
+            [launch] if self.config.nvtx.steps_on_launch_thread && launch.runs_steps() => {
+                launch.run(step)
+            }
             _ => step(),
         }
     }
@@ -442,5 +448,40 @@ impl Session {
         let json = serde_json::to_string_pretty(&summary).map_err(std::io::Error::other)?;
         crate::files::write_atomically(&path, &[json.as_bytes()])?;
         Ok(summary)
+    }
+}
+
+/// What a session on `Profiled` outside `Fusion` (backend name `backend`) says once at its
+/// start: that it times registrations, and what to use instead.
+fn registration_times_note(backend: &str) -> Option<String> {
+    backend.contains("profiled<fusion<").then(|| {
+        format!(
+            "burn-profiled: `{backend}` has Profiled outside Fusion: its op times are the times \
+             ops took to be registered, and the fused kernels run later, inside whichever op \
+             flushed them. To see fused blocks and their kernels, use \
+             `burn_profiled::fused::Cuda` or `burn_profiled::fused::Wgpu` (feature `fusion`), \
+             Profiled inside Fusion."
+        )
+    })
+}
+
+#[cfg(test)]
+mod registration_note_tests {
+    use super::registration_times_note;
+
+    #[test]
+    fn profiled_outside_fusion_is_told_it_times_registrations() {
+        let note = registration_times_note("autodiff<profiled<fusion<cubecl<wgpu>>>>")
+            .expect("Profiled<Fusion<..>> gets the note");
+        assert!(
+            note.starts_with("burn-profiled: `autodiff<profiled<fusion<"),
+            "{note}"
+        );
+        assert!(note.contains("burn_profiled::fused::Wgpu"), "{note}");
+        assert_eq!(
+            registration_times_note("fusion<profiled<cubecl<wgpu>>>"),
+            None
+        );
+        assert_eq!(registration_times_note("autodiff<profiled<ndarray>>"), None);
     }
 }

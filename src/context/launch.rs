@@ -62,6 +62,8 @@ struct Inner {
     thread_name: String,
     runner: Box<Runner>,
     queue: OnceLock<Box<Queue>>,
+    /// Why steps cannot run there, when they cannot (a fused backend's).
+    steps_refused: OnceLock<String>,
 }
 
 /// The start or the end of an op's range, queued on its launch thread by an op that runs
@@ -122,6 +124,7 @@ impl LaunchThread {
                 thread_name: thread_name.into(),
                 runner: Box::new(runner),
                 queue: OnceLock::new(),
+                steps_refused: OnceLock::new(),
             }),
         }
     }
@@ -140,6 +143,21 @@ impl LaunchThread {
             );
         }
         self
+    }
+
+    /// Makes [`run`](LaunchThread::run) refuse work, saying `why`: a launch thread that only
+    /// takes queued ranges (a fused backend's device thread, which work there would deadlock).
+    #[cfg_attr(not(feature = "fusion"), allow(dead_code))]
+    pub(crate) fn refusing_steps(self, why: String) -> Self {
+        let _ = self.inner.steps_refused.set(why);
+        self
+    }
+
+    /// Whether [`run`](LaunchThread::run) takes work: not on the launch thread of a fused
+    /// backend (`burn_profiled::fused`), whose ops already run elsewhere and queue their ranges
+    /// there. [`Session::run_step`](crate::Session::run_step) runs steps where it is called then.
+    pub fn runs_steps(&self) -> bool {
+        self.inner.steps_refused.get().is_none()
     }
 
     /// Whether the launch thread has a [queue](LaunchThread::with_queue).
@@ -204,10 +222,14 @@ impl LaunchThread {
     /// # Panics
     /// If `work` panics: the panic reaches the caller, after every range `work` opened has
     /// been closed. If the runner could not run `work` (for example, the device thread is
-    /// gone), with the runner's reason.
+    /// gone), with the runner's reason. On a launch thread that does not [run
+    /// steps](LaunchThread::runs_steps) (a fused backend's), saying why.
     pub fn run<T: Send>(&self, work: impl FnOnce() -> T + Send) -> T {
         if ON_LAUNCH_THREAD.get() {
             return work();
+        }
+        if let Some(why) = self.inner.steps_refused.get() {
+            panic!("{why}");
         }
         let caller_phase = phase::current();
         let mut work = Some(work);

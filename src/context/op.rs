@@ -49,6 +49,29 @@ impl Op {
     }
 }
 
+/// The ops named at run time (fused blocks), one per distinct name, made once and kept for the
+/// process like the static ones.
+static NAMED: std::sync::Mutex<Vec<&'static Op>> = std::sync::Mutex::new(Vec::new());
+
+impl Op {
+    /// The op named `name`, made on first use: an op whose name is known only at run time
+    /// (`fused elementwise[add, exp]`). A NUL in `name` becomes a space.
+    #[cfg_attr(not(feature = "fusion"), allow(dead_code))]
+    pub(crate) fn named(name: &str) -> &'static Op {
+        let mut named = NAMED
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(op) = named.iter().find(|op| op.name() == name) {
+            return op;
+        }
+        let name_nul: &'static str =
+            Box::leak(format!("{}\0", name.replace('\0', " ")).into_boxed_str());
+        let op: &'static Op = Box::leak(Box::new(Op::new(name_nul)));
+        named.push(op);
+        op
+    }
+}
+
 impl std::fmt::Debug for Op {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_tuple("Op").field(&self.name()).finish()

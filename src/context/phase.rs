@@ -41,15 +41,34 @@ fn phase_id(name: &str) -> u32 {
     id
 }
 
+/// Told of every change of a thread's phase, on that thread, with the new phase: work that
+/// runs later on another thread (a fused backend's) finds its phase by it.
+static WATCHER: std::sync::OnceLock<fn(u32)> = std::sync::OnceLock::new();
+
+/// Calls `watcher` at each change of phase from now on; the first watcher set stays.
+#[cfg_attr(not(feature = "fusion"), allow(dead_code))]
+pub(crate) fn watch(watcher: fn(u32)) {
+    let _ = WATCHER.set(watcher);
+}
+
+fn changed() {
+    if let Some(watcher) = WATCHER.get() {
+        watcher(current());
+    }
+}
+
 /// A range named `name` opened on this thread.
 pub(crate) fn push(name: String) {
     let id = phase_id(&name);
     STACK.with_borrow_mut(|stack| stack.push((name, id)));
+    changed();
 }
 
 /// This thread's innermost range closed; its name, `None` when none was open.
 pub(crate) fn pop() -> Option<String> {
-    STACK.with_borrow_mut(|stack| stack.pop().map(|(name, _)| name))
+    let popped = STACK.with_borrow_mut(|stack| stack.pop().map(|(name, _)| name));
+    changed();
+    popped
 }
 
 /// The names of this thread's open ranges, outermost first.
@@ -72,6 +91,13 @@ pub(crate) fn inheriting<T>(phase: u32, work: impl FnOnce() -> T) -> T {
     }
     let _restore = Restore(INHERITED.replace(phase));
     work()
+}
+
+/// Makes `phase` this thread's phase outside its own ranges from now on: a thread that runs
+/// other threads' work one piece after another (a fusion thread).
+#[cfg_attr(not(feature = "fusion"), allow(dead_code))]
+pub(crate) fn inherit(phase: u32) {
+    INHERITED.set(phase);
 }
 
 /// The name of a phase id (`-` for 0, outside any range).

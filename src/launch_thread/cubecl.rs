@@ -28,21 +28,26 @@ impl DeviceService for OpRangeQueue {
 /// Runs a task on a device thread and blocks until it has run.
 pub type DeviceThread = dyn Fn(&mut (dyn FnMut() + Send)) -> Result<(), String> + Send + Sync;
 
-/// A burn backend whose kernels are launched on CubeCL's device thread, one op at a time.
+/// A burn backend whose kernels are launched on CubeCL's device thread.
 ///
 /// Implemented for `CubeBackend<R, ..>`, the backend behind `Cuda`, `Wgpu`, `Rocm` and `Cpu`
-/// when burn's `fusion` feature is off. With fusion, ops are recorded and their kernels are
-/// launched later, fused with other ops' work, so no op range could contain "its" kernels:
-/// fusion is refused here, at compile time.
+/// when burn's `fusion` feature is off, and (feature `fusion`) for
+/// [`fused::Cuda`](crate::fused) and [`fused::Wgpu`](crate::fused), `Fusion<Profiled<..>>`,
+/// whose fused blocks and unfused ops run on burn's fusion thread and queue their ranges on
+/// the device thread. burn's own fused backends (`Fusion<CubeBackend<..>>`) are refused at
+/// compile time: their ops are recorded, and run later fused, out of `Profiled`'s sight.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` is not a CubeCL backend without fusion",
-    note = "ops run on the launch thread only on `CubeBackend<R, ..>` (burn's `Cuda`, `Wgpu`, ... with burn's `fusion` feature off): a fused op launches no kernel of its own"
+    message = "`{Self}` is not a CubeCL backend `Profiled` sees the kernels of",
+    note = "use `CubeBackend<R, ..>` (burn's `Cuda`, `Wgpu`, ... with burn's `fusion` feature off), or, with fusion, `burn_profiled::fused::Cuda` / `fused::Wgpu` (feature `fusion`): `Profiled` inside `Fusion`"
 )]
 pub trait CubeclBackend: Backend {
     /// A function that runs a task on the device thread of `device`, blocking until it returns.
     fn device_thread(device: &Self::Device) -> Box<DeviceThread>;
     /// The runtime's name: `cuda`, `wgpu`, ...
     fn runtime_name(device: &Self::Device) -> &'static str;
+    /// Whether ops run on a fusion thread that feeds the device thread: then a step must not
+    /// run on the device thread (it would deadlock), and [`LaunchThread::run`] refuses it.
+    const FUSED: bool = false;
 }
 
 impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> CubeclBackend
@@ -56,6 +61,21 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> CubeclBack
     fn runtime_name(device: &R::Device) -> &'static str {
         R::name(&R::client(device))
     }
+}
+
+#[cfg(feature = "fusion")]
+impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> CubeclBackend
+    for burn_fusion::Fusion<crate::Profiled<CubeBackend<R, F, I, BT>>>
+{
+    fn device_thread(device: &R::Device) -> Box<DeviceThread> {
+        <CubeBackend<R, F, I, BT> as CubeclBackend>::device_thread(device)
+    }
+
+    fn runtime_name(device: &R::Device) -> &'static str {
+        <CubeBackend<R, F, I, BT> as CubeclBackend>::runtime_name(device)
+    }
+
+    const FUSED: bool = true;
 }
 
 impl LaunchThread {
@@ -80,6 +100,16 @@ impl LaunchThread {
         let launch = LaunchThread::new::<B>(device.clone(), name, B::device_thread(device))
             .with_queue(move |task| queue.submit(move |_| task.run()));
         launch.name_thread();
+        if B::FUSED {
+            return launch.refusing_steps(format!(
+                "LaunchThread::run on `{}`, a fused backend: a read or sync in the step would wait \
+                 for the fusion thread, which launches its kernels on the device thread the step \
+                 holds (a deadlock). Run the step where it is called: the fused blocks and \
+                 unfused ops already queue their ranges on this launch thread once it is \
+                 attached (`Session::run_step` does this)",
+                B::name(device)
+            ));
+        }
         launch
     }
 }

@@ -1,0 +1,188 @@
+//! A fused block as an op: CubeCL's optimization, run inside the probe under a name that says
+//! what it fused, in the phase of the thread that registered its ops.
+
+use burn_backend::Shape;
+use burn_cubecl::{CubeBackend, CubeRuntime};
+use burn_cubecl_fusion::optim::{CubeOptimization, CubeOptimizationState};
+use burn_cubecl_fusion::{CubeFusionHandle, FallbackOperation};
+use burn_fusion::stream::{Context, OrderedExecution};
+use burn_fusion::{NumOperations, Optimization, UnfusedOp};
+use burn_ir::TensorId;
+use serde::{Deserialize, Serialize};
+
+use super::fuser::Fused;
+use super::names;
+use super::registration;
+use super::runtime::ProfiledCubeRuntime;
+use crate::context::phase;
+use crate::probe::{self, Op};
+
+/// At most this many input shapes key a block's statistics by shapes.
+const SHAPES: usize = 4;
+
+/// The backend a block syncs under per-op sync: CubeCL's sync does not depend on the element
+/// types.
+type SyncBackend<R> = CubeBackend<R, f32, i32, u32>;
+
+/// One fused block of [`ProfiledCubeRuntime`]: CubeCL's optimization, reported as an op named
+/// `fused <kind>[<ops>]` each time it runs.
+pub struct FusedBlock<R: CubeRuntime> {
+    inner: CubeOptimization<R>,
+    io: BlockIo,
+    op: &'static Op,
+    device: R::CubeDevice,
+}
+
+/// A [`FusedBlock`] stored by burn-fusion's plan cache: CubeCL's state and what the block
+/// fused.
+#[derive(Serialize, Deserialize, Debug)]
+pub struct FusedBlockState {
+    inner: CubeOptimizationState,
+    io: BlockIo,
+}
+
+/// What a block fused, in the fuser's relative ids (the same in every run of its plan).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(super) struct BlockIo {
+    ops: Vec<String>,
+    /// The tensors the block reads that none of its ops wrote, for its shapes.
+    reads: Vec<TensorId>,
+    /// The first tensor the block writes: when it was registered.
+    first_write: Option<TensorId>,
+}
+
+impl BlockIo {
+    pub(super) fn of(fused: &[Fused]) -> Self {
+        let mut reads: Vec<TensorId> = Vec::new();
+        for (at, op) in fused.iter().enumerate() {
+            for input in &op.inputs {
+                let written_before = fused[..at].iter().any(|op| op.outputs.contains(input));
+                if !written_before && !reads.contains(input) && reads.len() < SHAPES {
+                    reads.push(*input);
+                }
+            }
+        }
+        BlockIo {
+            ops: fused.iter().map(|op| op.name.clone()).collect(),
+            reads,
+            first_write: fused.iter().find_map(|op| op.outputs.first().copied()),
+        }
+    }
+
+    fn shapes<H>(&self, context: &Context<H>) -> Vec<Shape> {
+        self.reads
+            .iter()
+            .filter_map(|id| context.tensors.get(id))
+            .map(|tensor| tensor.shape.clone())
+            .collect()
+    }
+}
+
+fn kind<R: CubeRuntime>(inner: &CubeOptimization<R>) -> &'static str {
+    match inner {
+        CubeOptimization::ElementWise(_) => "elementwise",
+        CubeOptimization::Matmul(_) => "matmul",
+        CubeOptimization::Reduce(_) => "reduce",
+        CubeOptimization::ReduceBroadcasted(_) => "reduce_broadcasted",
+    }
+}
+
+impl<R: CubeRuntime> FusedBlock<R> {
+    pub(super) fn new(inner: CubeOptimization<R>, io: BlockIo, device: R::CubeDevice) -> Self {
+        let ops: Vec<&str> = io.ops.iter().map(String::as_str).collect();
+        let op = Op::named(&names::block_label(kind(&inner), &ops));
+        FusedBlock {
+            inner,
+            io,
+            op,
+            device,
+        }
+    }
+
+    /// The block's name in the op table and in NVTX: `fused elementwise[add, mul, exp]`.
+    pub fn name(&self) -> &'static str {
+        self.op.name()
+    }
+
+    /// The same four arms as CubeCL's own `Optimization` impl (`burn-cubecl/src/fusion.rs`),
+    /// with fallbacks taken from this runtime's execution.
+    fn run(
+        &mut self,
+        context: &mut Context<CubeFusionHandle<R>>,
+        execution: &OrderedExecution<ProfiledCubeRuntime<R>>,
+    ) {
+        let fallback = |index| -> Box<dyn FallbackOperation<R>> {
+            Box::new(Fallback(execution.operation_within_optimization(index)))
+        };
+        match &mut self.inner {
+            CubeOptimization::ElementWise(op) => op.execute(context),
+            CubeOptimization::Matmul(op) => op.execute(context, fallback),
+            CubeOptimization::Reduce(op) => op.execute(context, fallback),
+            CubeOptimization::ReduceBroadcasted(op) => op.execute(context, fallback),
+        }
+    }
+}
+
+/// An op of a block that the block runs unfused (a matmul or reduce CubeCL does not fuse).
+struct Fallback<R: CubeRuntime>(UnfusedOp<ProfiledCubeRuntime<R>>);
+
+impl<R: CubeRuntime> FallbackOperation<R> for Fallback<R> {
+    fn run(&self, context: &mut Context<CubeFusionHandle<R>>) {
+        self.0.execute(&mut context.handles);
+    }
+}
+
+impl<R: CubeRuntime> core::fmt::Debug for FusedBlock<R> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_tuple("FusedBlock").field(&self.name()).finish()
+    }
+}
+
+impl<R: CubeRuntime> NumOperations for FusedBlock<R> {
+    fn len(&self) -> usize {
+        self.inner.len()
+    }
+
+    fn name(&self) -> &'static str {
+        self.inner.name()
+    }
+}
+
+impl<R: CubeRuntime> Optimization<ProfiledCubeRuntime<R>> for FusedBlock<R> {
+    fn execute(
+        &mut self,
+        context: &mut Context<CubeFusionHandle<R>>,
+        execution: &OrderedExecution<ProfiledCubeRuntime<R>>,
+    ) {
+        let flags = probe::flags();
+        if flags == 0 {
+            return self.run(context, execution);
+        }
+        let registered_in = match self.io.first_write.and_then(|id| context.tensors.get(&id)) {
+            Some(tensor) => registration::phase_of(tensor.id),
+            None => phase::current(),
+        };
+        // The fusion thread has no ranges of its own: the block's phase is its phase while it
+        // runs, and stays it for the unfused ops that follow.
+        phase::inherit(registered_in);
+        let device = self.device.clone();
+        let io = &self.io;
+        let shapes = || io.shapes(context);
+        let _op = probe::op::<SyncBackend<R>>(self.op, flags, || Some(device), shapes);
+        self.run(context, execution);
+    }
+
+    fn to_state(&self) -> FusedBlockState {
+        FusedBlockState {
+            inner: self.inner.to_opt_state(),
+            io: self.io.clone(),
+        }
+    }
+
+    fn from_state(device: &R::CubeDevice, state: FusedBlockState) -> Self {
+        let inner = <CubeOptimization<R> as Optimization<
+            burn_cubecl::fusion::FusionCubeRuntime<R>,
+        >>::from_state(device, state.inner);
+        FusedBlock::new(inner, state.io, device.clone())
+    }
+}

@@ -1,0 +1,83 @@
+//! A CubeCL fuser that also keeps what it fused: the ops' names for the block's label, and
+//! the tensors the block reads and writes first.
+
+use burn_cubecl::CubeRuntime;
+use burn_cubecl_fusion::optim::CubeOptimization;
+use burn_fusion::{FuserProperties, FuserStatus, OperationFuser};
+use burn_ir::{OperationIr, TensorId};
+
+use super::block::{BlockIo, FusedBlock};
+use super::names;
+
+/// One op the fuser took.
+#[derive(Clone, Debug)]
+pub(super) struct Fused {
+    pub(super) name: String,
+    /// Relative ids, as the fuser saw them.
+    pub(super) inputs: Vec<TensorId>,
+    pub(super) outputs: Vec<TensorId>,
+}
+
+pub(super) struct BlockFuser<R: CubeRuntime> {
+    inner: Box<dyn OperationFuser<CubeOptimization<R>>>,
+    fused: Vec<Fused>,
+    device: R::CubeDevice,
+}
+
+impl<R: CubeRuntime> BlockFuser<R> {
+    pub(super) fn new(
+        inner: Box<dyn OperationFuser<CubeOptimization<R>>>,
+        device: R::CubeDevice,
+    ) -> Self {
+        BlockFuser {
+            inner,
+            fused: Vec::new(),
+            device,
+        }
+    }
+}
+
+impl<R: CubeRuntime> OperationFuser<FusedBlock<R>> for BlockFuser<R> {
+    fn fuse(&mut self, operation: &OperationIr) {
+        let before = self.inner.len();
+        self.inner.fuse(operation);
+        if self.inner.len() > before {
+            self.fused.push(Fused {
+                name: names::op_name(operation),
+                inputs: operation.inputs().map(|tensor| tensor.id).collect(),
+                outputs: operation.outputs().map(|tensor| tensor.id).collect(),
+            });
+        }
+    }
+
+    fn finish(&mut self) -> FusedBlock<R> {
+        let inner = self.inner.finish();
+        let fused = &self.fused[..burn_fusion::NumOperations::len(&inner).min(self.fused.len())];
+        FusedBlock::new(inner, BlockIo::of(fused), self.device.clone())
+    }
+
+    fn reset(&mut self) {
+        self.inner.reset();
+        self.fused.clear();
+    }
+
+    fn status(&self) -> FuserStatus {
+        self.inner.status()
+    }
+
+    fn properties(&self) -> FuserProperties {
+        self.inner.properties()
+    }
+
+    fn len(&self) -> usize {
+        self.inner.len()
+    }
+
+    fn clone_dyn(&self) -> Box<dyn OperationFuser<FusedBlock<R>>> {
+        Box::new(BlockFuser {
+            inner: self.inner.clone_dyn(),
+            fused: self.fused.clone(),
+            device: self.device.clone(),
+        })
+    }
+}

@@ -1,0 +1,52 @@
+//! Burn's fused GPU backends, profiled from inside (cargo feature `fusion`).
+//!
+//! burn's default features make `Cuda` and `Wgpu` fused: `Fusion<CubeBackend<..>>`, which
+//! records ops and runs them later as fused kernels. `Profiled` outside (`Profiled<Cuda>` with
+//! burn's `fusion` feature) only sees ops being recorded. Here it sits inside:
+//! [`Wgpu`] and [`Cuda`] are `Fusion<Profiled<CubeBackend<..>>>`, with burn's default element
+//! types, so
+//!
+//! * every fused block is an op: an NVTX range (domain `burn`) named for what it fused,
+//!   `fused elementwise[add, mul, exp]`, a row of the op table (its shapes are the block's
+//!   inputs), a span on the timeline, observers called;
+//! * an op the fusion server runs unfused is recorded when it runs, under its Burn name;
+//! * both run on burn's fusion thread, which launches their kernels: with the device's launch
+//!   thread attached ([`LaunchThread::cubecl`](crate::LaunchThread::cubecl)), their ranges
+//!   and device-time tags are queued on CubeCL's device thread around those launches;
+//! * a fused block's phase is the phase (innermost user range) of the thread that
+//!   *registered* its ops, even when it runs during a later phase.
+//!
+//! ```no_run
+//! use burn::backend::Autodiff;
+//! use burn_profiled::fused;
+//!
+//! type B = Autodiff<fused::Wgpu>; // was: Autodiff<burn::backend::Wgpu> (fused)
+//! ```
+//!
+//! What is not exact: an unfused op gets the phase of the fused block that ran before it on
+//! the fusion thread, and with several threads registering work, the phase of whichever
+//! thread's block ran last.
+
+mod backend;
+mod block;
+mod fuser;
+mod names;
+mod registration;
+mod runtime;
+
+pub use block::{FusedBlock, FusedBlockState};
+pub use runtime::ProfiledCubeRuntime;
+
+#[cfg(feature = "wgpu")]
+/// burn's `Wgpu` (fused, as with burn's default features), profiled inside fusion: write
+/// `Autodiff<burn_profiled::fused::Wgpu>` where you wrote `Autodiff<Wgpu>`.
+pub type Wgpu<F = f32, I = i32, B = u32> = burn_fusion::Fusion<
+    crate::Profiled<burn_cubecl::CubeBackend<burn_cubecl::cubecl::wgpu::WgpuRuntime, F, I, B>>,
+>;
+
+#[cfg(feature = "cuda")]
+/// burn's `Cuda` (fused, as with burn's default features), profiled inside fusion: write
+/// `Autodiff<burn_profiled::fused::Cuda>` where you wrote `Autodiff<Cuda>`.
+pub type Cuda<F = f32, I = i32> = burn_fusion::Fusion<
+    crate::Profiled<burn_cubecl::CubeBackend<burn_cubecl::cubecl::cuda::CudaRuntime, F, I, u8>>,
+>;

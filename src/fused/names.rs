@@ -1,0 +1,132 @@
+//! Names for what fusion runs: an op from its IR (`add`, `exp`, `matmul`), a fused block from
+//! its kind and ops (`fused elementwise[add, mul, exp]`).
+
+use std::fmt::Write;
+
+use burn_ir::OperationIr;
+
+/// At most this many op names in a block's label; more are counted (`+7`).
+const LABEL_OPS: usize = 6;
+
+/// The op's name, from the innermost variant of its IR: `NumericFloat(_, AddScalar(..))` is
+/// `add_scalar`. burn-fusion's own naming is private; the IR's `Debug` has the variants.
+pub(super) fn op_name(operation: &OperationIr) -> String {
+    /// Keeps what `Debug` writes up to the first struct, then stops it.
+    struct Head(String);
+    impl Write for Head {
+        fn write_str(&mut self, text: &str) -> std::fmt::Result {
+            match text.find('{') {
+                Some(end) => {
+                    self.0.push_str(&text[..end]);
+                    Err(std::fmt::Error)
+                }
+                None => {
+                    self.0.push_str(text);
+                    Ok(())
+                }
+            }
+        }
+    }
+    let mut head = Head(String::new());
+    let _ = write!(head, "{operation:?}");
+    innermost_variant(&head.0)
+        .map(snake_case)
+        .unwrap_or_else(|| "op".to_owned())
+}
+
+/// The last identifier followed by `(` in `head` (`NumericFloat(F32, Add(BinaryOpIr `).
+fn innermost_variant(head: &str) -> Option<&str> {
+    let mut found = None;
+    let mut start = None;
+    for (at, c) in head.char_indices() {
+        if c.is_ascii_alphanumeric() || c == '_' {
+            start.get_or_insert(at);
+            continue;
+        }
+        if let Some(begin) = start.take()
+            && c == '('
+        {
+            found = Some(&head[begin..at]);
+        }
+    }
+    found
+}
+
+/// `MaxPool2dWithIndices` -> `max_pool2d_with_indices`.
+fn snake_case(name: &str) -> String {
+    let mut snake = String::with_capacity(name.len() + 4);
+    let mut previous_lower = false;
+    for c in name.chars() {
+        if c.is_ascii_uppercase() {
+            if previous_lower {
+                snake.push('_');
+            }
+            snake.push(c.to_ascii_lowercase());
+            previous_lower = false;
+        } else {
+            snake.push(c);
+            previous_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
+        }
+    }
+    snake
+}
+
+/// `fused <kind>[<ops>]`, with at most [`LABEL_OPS`] op names.
+pub(super) fn block_label(kind: &str, ops: &[&str]) -> String {
+    let mut label = format!("fused {kind}[");
+    let shown = if ops.len() > LABEL_OPS {
+        LABEL_OPS - 1
+    } else {
+        ops.len()
+    };
+    label.push_str(&ops[..shown].join(", "));
+    if shown < ops.len() {
+        let _ = write!(label, ", +{}", ops.len() - shown);
+    }
+    label.push(']');
+    label
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_innermost_variant_names_the_op() {
+        assert_eq!(
+            innermost_variant("NumericFloat(F32, AddScalar(ScalarOpIr "),
+            Some("AddScalar")
+        );
+        assert_eq!(innermost_variant("Drop(TensorIr "), Some("Drop"));
+        assert_eq!(innermost_variant("Float(F32, Exp(UnaryOpIr "), Some("Exp"));
+        assert_eq!(innermost_variant("nothing here"), None);
+    }
+
+    #[test]
+    fn variant_names_become_burn_style_snake_case() {
+        assert_eq!(snake_case("AddScalar"), "add_scalar");
+        assert_eq!(snake_case("Conv2d"), "conv2d");
+        assert_eq!(
+            snake_case("MaxPool2dWithIndices"),
+            "max_pool2d_with_indices"
+        );
+        assert_eq!(snake_case("Exp"), "exp");
+    }
+
+    #[test]
+    fn a_long_block_label_counts_the_ops_it_does_not_name() {
+        assert_eq!(
+            block_label("elementwise", &["add", "mul", "exp"]),
+            "fused elementwise[add, mul, exp]"
+        );
+        let ops = ["a", "b", "c", "d", "e", "f", "g", "h"];
+        assert_eq!(
+            block_label("elementwise", &ops),
+            "fused elementwise[a, b, c, d, e, +3]"
+        );
+        assert_eq!(
+            block_label("matmul", &ops[..6]),
+            "fused matmul[a, b, c, d, e, f]"
+        );
+    }
+}

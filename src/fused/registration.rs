@@ -1,0 +1,81 @@
+//! The phase a fused block's ops were registered in.
+//!
+//! A fused block runs on burn's fusion thread, when its stream is flushed: often during the
+//! next phase (a forward's last ops run when the backward's first ops arrive). Tensor ids
+//! tell when an op was registered: burn-fusion numbers tensors from one counter as ops are
+//! registered, on the registering thread. So at each change of phase this thread's stream
+//! logs the next id and the new phase, and a block's phase is the one logged last before its
+//! first output's id. Blocks of a stream run with that stream current on the fusion thread.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{LazyLock, Mutex, MutexGuard, OnceLock, PoisonError};
+
+use burn_backend::StreamId;
+use burn_cubecl::CubeRuntime;
+use burn_fusion::client::GlobalFusionClient;
+use burn_ir::TensorId;
+
+use super::runtime::ProfiledCubeRuntime;
+use crate::context::phase;
+
+/// The entries kept per stream: a block runs long before this many phase changes pass.
+const KEPT: usize = 1024;
+
+/// The next tensor id, from burn-fusion's counter (it takes one id).
+static NEXT_ID: OnceLock<Box<dyn Fn() -> TensorId + Send + Sync>> = OnceLock::new();
+
+/// Per stream: (first id registered in the phase, phase), oldest first.
+type Logs = HashMap<StreamId, VecDeque<(TensorId, u32)>>;
+static LOGS: LazyLock<Mutex<Logs>> = LazyLock::new(|| Mutex::new(HashMap::new()));
+
+fn logs() -> MutexGuard<'static, Logs> {
+    LOGS.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Starts logging phase changes, once: called where a fused device is first seen.
+pub(super) fn install<R: CubeRuntime>(device: &R::CubeDevice) {
+    if NEXT_ID.get().is_some() {
+        return;
+    }
+    let client = GlobalFusionClient::<ProfiledCubeRuntime<R>>::load(device);
+    if NEXT_ID
+        .set(Box::new(move || client.create_empty_handle()))
+        .is_ok()
+    {
+        // This thread may be in a phase already: its ops so far belong to it.
+        let current = phase::current();
+        if current != 0 {
+            log(StreamId::current(), TensorId::new(0), current);
+        }
+        phase::watch(changed);
+    }
+}
+
+fn log(stream: StreamId, from: TensorId, phase: u32) {
+    let mut logs = logs();
+    let log = logs.entry(stream).or_default();
+    if log.len() == KEPT {
+        log.pop_front();
+    }
+    log.push_back((from, phase));
+}
+
+/// This thread's phase changed to `phase`.
+fn changed(phase: u32) {
+    if let Some(next_id) = NEXT_ID.get() {
+        log(StreamId::current(), next_id(), phase);
+    }
+}
+
+/// The phase the current stream was in when the tensor `written` was registered (0 when it
+/// logged no phase before it).
+pub(super) fn phase_of(written: TensorId) -> u32 {
+    let logs = logs();
+    let Some(log) = logs.get(&StreamId::current()) else {
+        return 0;
+    };
+    match log.partition_point(|(from, _)| *from <= written) {
+        0 => 0,
+        after => log[after - 1].1,
+    }
+}

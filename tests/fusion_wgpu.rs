@@ -1,0 +1,390 @@
+//! `Profiled` inside burn's fusion, on CubeCL's real threads: burn's `Wgpu` on Mesa's lavapipe
+//! (a Vulkan driver on the CPU; `.ci/run` installs it). Run with
+//! `cargo test --features wgpu --test fusion_wgpu`.
+
+use std::sync::{Arc, Mutex};
+
+use burn::backend::Autodiff;
+use burn::backend::wgpu::{WgpuDevice, WgpuRuntime};
+use burn::module::Module;
+use burn::nn::loss::CrossEntropyLossConfig;
+use burn::optim::{AdamConfig, GradientsParams, Optimizer};
+use burn::tensor::backend::{AutodiffBackend, Backend};
+use burn::tensor::{Int, Tensor};
+use burn_cubecl::CubeBackend;
+use burn_fusion::Fusion;
+use burn_fusion::inspect::{BlockKind, FusionInspector};
+use burn_profiled::probe::{self, Op, OpObserver};
+use burn_profiled::stats::{self, GroupBy, StatsConfig};
+use burn_profiled::{LaunchThread, fused, nvtx};
+use nvtx_recorder::{Event, Kind, Message};
+
+#[path = "../examples/common/vision.rs"]
+mod vision;
+
+nvtx_recorder::install_static!();
+
+/// burn's own fused Wgpu, without `Profiled`.
+type BurnFused = Fusion<CubeBackend<WgpuRuntime, f32, i32, u32>>;
+
+/// The switches and the registry are process-wide: one test at a time.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The ops started, with the OS thread each started on, in order.
+#[derive(Default)]
+struct Started(Mutex<Vec<(&'static str, u64)>>);
+
+impl OpObserver for Started {
+    fn op_started(&self, op: &'static Op) {
+        let tid = nvtx_recorder::current_tid();
+        self.0.lock().unwrap().push((op.name(), tid));
+    }
+    fn op_finished(&self, _op: &'static Op) {}
+}
+
+impl Started {
+    fn names(&self) -> Vec<&'static str> {
+        self.0
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(name, _)| *name)
+            .collect()
+    }
+}
+
+/// Losses of each step, then every parameter value after the last step.
+fn train<B: AutodiffBackend>(steps: usize) -> (Vec<f32>, Vec<f32>) {
+    let device = B::Device::default();
+    B::seed(&device, 42);
+    let mut model = vision::VisionModel::<B>::new(&device);
+    let mut optim = AdamConfig::new().init();
+    let mut losses = Vec::new();
+    for step in 0..steps {
+        let (images, labels) = vision::generated_batch(step, 4);
+        let images = Tensor::<B, 4>::from_data(images, &device);
+        let labels = Tensor::<B, 1, Int>::from_data(labels, &device);
+        let logits = model.forward(images, false);
+        let loss = CrossEntropyLossConfig::new()
+            .init(&device)
+            .forward(logits, labels);
+        losses.push(loss.clone().into_data().to_vec::<f32>().unwrap()[0]);
+        let grads = GradientsParams::from_grads(loss.backward(), &model);
+        model = optim.step(1e-2, model, grads);
+    }
+    let record = model.into_record();
+    let params = [
+        record.conv1.weight.val().into_data(),
+        record.conv2.weight.val().into_data(),
+        record.head.weight.val().into_data(),
+    ];
+    let params = params
+        .iter()
+        .flat_map(|d| d.to_vec::<f32>().unwrap())
+        .collect();
+    (losses, params)
+}
+
+fn bits(values: &[f32]) -> Vec<u32> {
+    values.iter().map(|v| v.to_bits()).collect()
+}
+
+/// `Profiled` inside fusion must not change what fusion computes: same fused blocks, same
+/// kernels, the same bits, with everything off and with op ranges and statistics on.
+#[test]
+fn training_on_fused_profiled_wgpu_is_bit_identical_to_burns_fused_wgpu() {
+    let _serial = serial();
+    let (plain_losses, plain_params) = train::<Autodiff<BurnFused>>(3);
+    assert!(
+        plain_losses.iter().all(|l| l.is_finite()),
+        "{plain_losses:?}"
+    );
+
+    let (losses, params) = train::<Autodiff<fused::Wgpu>>(3);
+    assert_eq!(bits(&losses), bits(&plain_losses), "losses, everything off");
+    assert_eq!(
+        bits(&params),
+        bits(&plain_params),
+        "weights, everything off"
+    );
+
+    probe::set_op_ranges(true);
+    stats::start(StatsConfig { by_shapes: true });
+    let (losses, params) = train::<Autodiff<fused::Wgpu>>(3);
+    stats::stop();
+    probe::set_op_ranges(false);
+    let rows = stats::snapshot().rows(GroupBy::Op);
+    stats::reset();
+    assert_eq!(bits(&losses), bits(&plain_losses), "losses, profiled");
+    assert_eq!(bits(&params), bits(&plain_params), "weights, profiled");
+    assert!(
+        rows.iter()
+            .any(|row| row.op.starts_with("fused elementwise[")),
+        "the backward's elementwise ops fuse too: {:?}",
+        rows.iter().map(|row| &row.op).collect::<Vec<_>>()
+    );
+}
+
+/// The OS thread CubeCL launches the kernels on, from the NVTX name `cubecl` gives it.
+fn device_thread(launch: &LaunchThread) -> u64 {
+    nvtx_recorder::events()
+        .into_iter()
+        .find(|e| e.kind == Kind::NameThread && e.message.text() == Some(launch.thread_name()))
+        .unwrap_or_else(|| panic!("{} was not named", launch.thread_name()))
+        .tid
+}
+
+/// The `burn` domain's pushes (names) and pops (`pop`) in `events`.
+fn op_ranges(events: &[Event]) -> Vec<String> {
+    events
+        .iter()
+        .filter(|e| matches!(e.kind, Kind::Push | Kind::Pop) && e.domain.as_deref() == Some("burn"))
+        .map(|e| match (&e.kind, &e.message) {
+            (Kind::Push, Message::Registered(name)) => name.clone(),
+            _ => "pop".to_owned(),
+        })
+        .collect()
+}
+
+/// Ranges must nest: no pop without a push, none left open.
+fn assert_balanced(ranges: &[String], what: &str) {
+    let mut depth = 0i64;
+    for range in ranges {
+        depth += if range == "pop" { -1 } else { 1 };
+        assert!(depth >= 0, "{what}: a pop without its push in {ranges:?}");
+    }
+    assert_eq!(depth, 0, "{what}: ranges left open in {ranges:?}");
+}
+
+fn elementwise_chain<B: Backend>(device: &B::Device) -> Tensor<B, 2> {
+    let x = Tensor::<B, 2>::from_floats([[1.0, 2.0], [3.0, 4.0]], device);
+    (x.exp() * 2.0) + 1.0
+}
+
+/// The elementwise chain (one fused block), then a convolution (run unfused).
+fn chain_then_conv<B: Backend>(device: &B::Device) -> Tensor<B, 4> {
+    let x = elementwise_chain::<B>(device).reshape([1, 1, 2, 2]);
+    let weight = Tensor::<B, 4>::ones([1, 1, 2, 2], device);
+    let options = burn::tensor::ops::ConvOptions::new([1, 1], [0, 0], [1, 1], 1);
+    burn::tensor::module::conv2d(x, weight, None, options)
+}
+
+/// Nsight Systems projects a kernel onto the range open on the thread that launched it: the
+/// fused blocks' and unfused ops' ranges must be on CubeCL's device thread, balanced, under
+/// the names the op table gives them.
+#[test]
+fn fused_blocks_and_unfused_ops_have_their_ranges_on_the_device_thread() {
+    let _serial = serial();
+    let device = WgpuDevice::default();
+    let launch = LaunchThread::cubecl::<fused::Wgpu>(&device);
+    assert!(
+        !launch.runs_steps(),
+        "a fused backend's steps stay where they are called"
+    );
+    let runner = device_thread(&launch);
+    let caller = nvtx_recorder::current_tid();
+    let expected = chain_then_conv::<BurnFused>(&device).into_data();
+
+    let attached = launch.attach().expect("CubeCL's launch thread has a queue");
+    let before = nvtx_recorder::events().len();
+    stats::start(StatsConfig::default());
+    probe::set_op_ranges(true);
+    let result = chain_then_conv::<fused::Wgpu>(&device).into_data();
+    probe::set_op_ranges(false);
+    stats::stop();
+    drop(attached);
+    let events = nvtx_recorder::events()[before..].to_vec();
+    let rows = stats::snapshot().rows(GroupBy::Op);
+    stats::reset();
+
+    assert_eq!(result, expected, "results change under Profiled");
+    let on_runner: Vec<Event> = events.iter().filter(|e| e.tid == runner).cloned().collect();
+    let ranges = op_ranges(&on_runner);
+    assert_balanced(&ranges, "the device thread");
+    assert!(
+        ranges
+            .iter()
+            .any(|name| name == "fused elementwise[exp, mul_scalar, add_scalar]"),
+        "the chain is one fused block, named for its ops: {ranges:?}"
+    );
+    assert!(
+        ranges.iter().any(|name| name == "conv2d"),
+        "conv2d runs unfused: {ranges:?}"
+    );
+    let elsewhere: Vec<Event> = events.iter().filter(|e| e.tid != runner).cloned().collect();
+    assert_eq!(
+        op_ranges(&elsewhere),
+        Vec::<String>::new(),
+        "every op range is queued on the device thread (the caller is {caller})"
+    );
+    let mut named: Vec<&str> = ranges
+        .iter()
+        .filter(|r| *r != "pop")
+        .map(String::as_str)
+        .collect();
+    named.sort_unstable();
+    named.dedup();
+    let mut table: Vec<&str> = rows.iter().map(|row| row.op.as_str()).collect();
+    table.sort_unstable();
+    assert_eq!(named, table, "NVTX and the op table name the same ops");
+}
+
+/// What burn-fusion says it fused (its `FusionInspector`) is what the blocks are named for.
+#[test]
+fn block_names_agree_with_burns_fusion_inspector() {
+    let _serial = serial();
+    let device = WgpuDevice::default();
+    let inspector = FusionInspector::install(burn_backend::StreamId::current());
+    let started = Arc::new(Started::default());
+    let observing = probe::observe(started.clone());
+    let x = Tensor::<fused::Wgpu, 2>::from_floats([[1.0, -2.0], [3.0, 4.0]], &device);
+    let y = (x.clone().abs().sqrt() + x.clone()).sum_dim(1) * 3.0;
+    let z = elementwise_chain::<fused::Wgpu>(&device) - x;
+    let _ = (y.into_data(), z.into_data());
+    drop(observing);
+    let reports = inspector.drain();
+
+    let inspected: Vec<(String, usize)> = reports
+        .iter()
+        .flat_map(|report| report.blocks.iter())
+        .filter_map(|block| match block.kind {
+            BlockKind::Fused { name, .. } => Some((kind_of(name), block.operations.len())),
+            BlockKind::Unfused => None,
+        })
+        .collect();
+    let recorded: Vec<(String, usize)> = started
+        .names()
+        .into_iter()
+        .filter_map(|name| name.strip_prefix("fused "))
+        .map(|name| {
+            let (kind, ops) = name.split_once('[').expect("fused <kind>[<ops>]");
+            let ops = ops.trim_end_matches(']');
+            let count = match ops.rsplit_once(", +") {
+                Some((shown, more)) => shown.split(", ").count() + more.parse::<usize>().unwrap(),
+                None => ops.split(", ").count(),
+            };
+            (kind.to_owned(), count)
+        })
+        .collect();
+    assert!(
+        !inspected.is_empty(),
+        "burn-fusion fused nothing: {reports:#?}"
+    );
+    assert_eq!(
+        recorded, inspected,
+        "blocks recorded against blocks burn-fusion ran"
+    );
+}
+
+fn kind_of(fuser: &str) -> String {
+    match fuser {
+        "ElementWise" => "elementwise".to_owned(),
+        "ReduceBroadcasted" => "reduce_broadcasted".to_owned(),
+        other => other.to_lowercase(),
+    }
+}
+
+/// A forward's last ops run when the next phase's first ops (or its read) flush them: the
+/// block still belongs to the phase its ops were registered in.
+#[test]
+fn a_block_flushed_in_the_next_phase_keeps_the_phase_it_was_registered_in() {
+    let _serial = serial();
+    let device = WgpuDevice::default();
+    static RANGES: std::sync::Once = std::sync::Once::new();
+    RANGES.call_once(|| nvtx::enable(nvtx::RangeConfig::new()));
+    stats::start(StatsConfig::default());
+    let forward = nvtx::range("forward");
+    let x = Tensor::<fused::Wgpu, 2>::from_floats([[1.0, 2.0], [3.0, 4.0]], &device);
+    let y = (x.exp() * 2.0) + 1.0; // registered, not run: nothing reads it yet
+    drop(forward);
+    let backward = nvtx::range("backward");
+    let read = y.clone().into_data(); // the read flushes the forward's block here
+    let z = (y.log() * 3.0).into_data(); // a block of the backward's own
+    drop(backward);
+    stats::stop();
+    let rows = stats::snapshot().rows(GroupBy::OpAndPhase);
+    stats::reset();
+    assert_eq!(read.to_vec::<f32>().unwrap().len(), 4);
+    assert_eq!(z.to_vec::<f32>().unwrap().len(), 4);
+
+    let phase_of = |prefix: &str| -> Vec<String> {
+        rows.iter()
+            .filter(|row| row.op.starts_with(prefix))
+            .map(|row| format!("{} in {}", row.op, row.phase.clone().unwrap_or_default()))
+            .collect()
+    };
+    let blocks = phase_of("fused ");
+    assert_eq!(
+        blocks,
+        [
+            "fused elementwise[exp, mul_scalar, add_scalar] in forward",
+            "fused elementwise[log, mul_scalar] in backward"
+        ],
+        "each block in the phase its ops were registered in"
+    );
+}
+
+/// Ops fusion does not fuse run later on the fusion thread: they are recorded there, when
+/// they run, under their Burn names.
+#[test]
+fn an_unfused_op_is_recorded_when_the_fusion_thread_runs_it() {
+    let _serial = serial();
+    let device = WgpuDevice::default();
+    let caller = nvtx_recorder::current_tid();
+    let started = Arc::new(Started::default());
+    let observing = probe::observe(started.clone());
+    let x = Tensor::<fused::Wgpu, 4>::ones([1, 1, 4, 4], &device);
+    let weight = Tensor::<fused::Wgpu, 4>::ones([1, 1, 3, 3], &device);
+    let y = burn::tensor::module::conv2d(
+        x,
+        weight,
+        None,
+        burn::tensor::ops::ConvOptions::new([1, 1], [0, 0], [1, 1], 1),
+    );
+    let registered = started.0.lock().unwrap().clone();
+    let _ = y.into_data();
+    drop(observing);
+    let ops = started.0.lock().unwrap().clone();
+
+    assert!(
+        !registered.iter().any(|(name, _)| *name == "conv2d"),
+        "conv2d was recorded when it was registered: {registered:?}"
+    );
+    let conv = ops.iter().find(|(name, _)| *name == "conv2d");
+    let (_, tid) = conv.unwrap_or_else(|| panic!("conv2d ran unrecorded: {ops:?}"));
+    assert_ne!(
+        *tid, caller,
+        "conv2d ran on the fusion thread, not the caller's"
+    );
+}
+
+/// A step on the device thread of a fused backend would deadlock: it is refused, saying why
+/// and what to do instead.
+#[test]
+fn a_step_on_a_fused_backends_device_thread_is_refused_with_the_reason() {
+    let _serial = serial();
+    let device = WgpuDevice::default();
+    let launch = LaunchThread::cubecl::<fused::Wgpu>(&device);
+    let refused = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| launch.run(|| 1)))
+        .expect_err("run refuses");
+    let message = refused
+        .downcast_ref::<String>()
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        message.starts_with("LaunchThread::run on `fusion<profiled<cubecl<wgpu"),
+        "{message}"
+    );
+    assert!(
+        message.contains("a fused backend: a read or sync in the step would wait"),
+        "{message}"
+    );
+    assert!(
+        message.contains("Run the step where it is called"),
+        "{message}"
+    );
+}
