@@ -7,7 +7,8 @@
 //! cargo run --release --features train --example learner -- --side-by-side 10
 //!     # epoch time without the integration and with it (everything off), alternated
 //! cargo run --release --features cuda,train --example learner       # on a CUDA GPU
-//! cargo run --release --features wgpu,train --example learner       # on burn's Wgpu
+//! cargo run --release --features wgpu,train --example learner       # on burn's Wgpu (fused)
+//! cargo run --release --features wgpu,train --example learner -- --unfused   # without fusion
 //! ```
 //!
 //! burn-train's dashboard shows `Step Time` and `Top Op Share` next to loss and accuracy (in a
@@ -304,6 +305,10 @@ struct Args {
     out: PathBuf,
     #[command(flatten)]
     config: ConfigArgs,
+    /// With `cuda` or `wgpu`: profile the GPU backend without fusion (`Profiled<Cuda>`),
+    /// to compare with the fused one profiled by default (`burn_profiled::fused::Cuda`).
+    #[arg(long)]
+    unfused: bool,
     /// Instead of training: time ROUNDS epochs without the integration and with it
     /// (everything off), alternated, and print the median of each.
     #[arg(long, value_name = "ROUNDS")]
@@ -313,12 +318,17 @@ struct Args {
 fn main() {
     let args = <Args as clap::Parser>::parse();
     let config = args.config.runtime_config();
-    type B = backend::Training;
-    let launch_thread = backend::launch_thread;
     if let Some(rounds) = args.side_by_side {
-        return side_by_side::<B>(&args, rounds.max(1));
+        return match args.unfused {
+            false => side_by_side::<backend::Training>(&args, rounds.max(1)),
+            true => side_by_side::<backend::Unfused>(&args, rounds.max(1)),
+        };
     }
-    if let Err(error) = train::<B>(config, args, launch_thread) {
+    let trained = match args.unfused {
+        false => train::<backend::Training>(config, args, backend::launch_thread),
+        true => train::<backend::Unfused>(config, args, backend::unfused_launch_thread),
+    };
+    if let Err(error) = trained {
         eprintln!("error: {error}");
         std::process::exit(1);
     }

@@ -6,6 +6,7 @@
 //! BURN_PROFILED=debug cargo run --release --example train          # the same, from the environment
 //! cargo run --release --features cuda --example train              # on a CUDA GPU
 //! cargo run --release --features wgpu --example train              # on burn's Wgpu
+//! cargo run --release --features wgpu --example train -- --unfused  # the same without fusion
 //! cargo run --release --features cupti --example train             # + device time per op
 //! nsys profile --trace=nvtx,cuda --capture-range=nvtx --nvtx-capture=capture \
 //!     cargo run --release --example train                          # steady state under Nsight
@@ -20,8 +21,11 @@
 //! stdout, and `trace.json`, `ops.json` and `run.json` in the output directory; with `debug`,
 //! the last step's batch, activations and gradients under `dumps/0/` (run it twice with
 //! `[dump] compare = true` to check a change did not alter them: the run then says whether
-//! they match). On CUDA and Wgpu, each step runs on CubeCL's device thread (`[nvtx]
-//! steps_on_launch_thread`), so each op range contains its kernels under Nsight Systems.
+//! they match). On CUDA and Wgpu the backend is fused, as with burn's default features, and
+//! profiled inside fusion (`burn_profiled::fused`): each fused block and each op fusion runs
+//! unfused is an op, its range on CubeCL's device thread around its kernels. With
+//! `--unfused`, each step runs on CubeCL's device thread (`[nvtx] steps_on_launch_thread`),
+//! so each op range contains its kernels under Nsight Systems.
 
 use std::path::PathBuf;
 use std::sync::mpsc;
@@ -209,14 +213,20 @@ struct Args {
     out: PathBuf,
     #[command(flatten)]
     config: ConfigArgs,
+    /// With `cuda` or `wgpu`: profile the GPU backend without fusion (`Profiled<Cuda>`),
+    /// to compare with the fused one profiled by default (`burn_profiled::fused::Cuda`).
+    #[arg(long)]
+    unfused: bool,
 }
 
 fn main() {
     let args = <Args as clap::Parser>::parse();
     let config = args.config.runtime_config();
-    type B = backend::Training;
-    let launch_thread = backend::launch_thread;
-    if let Err(error) = train::<B>(config, args, launch_thread) {
+    let trained = match args.unfused {
+        false => train::<backend::Training>(config, args, backend::launch_thread),
+        true => train::<backend::Unfused>(config, args, backend::unfused_launch_thread),
+    };
+    if let Err(error) = trained {
         eprintln!("error: {error}");
         std::process::exit(1);
     }

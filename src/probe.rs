@@ -27,7 +27,7 @@ use std::time::Duration;
 use burn_backend::{Backend, Shape, TensorMetadata};
 
 use crate::context::device as context_device;
-use crate::context::launch::{LaunchThread, QueuedTask};
+use crate::context::launch::{LaunchThread, QueuedTask, QueuingHold};
 use crate::context::switches::{self, DEVICE, OBSERVE, QUEUED, RANGES, SHAPES, STATS, SYNC, TRACE};
 use crate::context::{attached, clock, phase};
 use crate::sinks::observers::{self, Observers};
@@ -96,7 +96,11 @@ pub(crate) fn read_op<B: Backend>(
 ) -> OpGuard<B> {
     match flags {
         0 => OpGuard::off(),
-        flags => self::op::<B>(op, flags, move || device, Vec::new),
+        flags => {
+            let mut guard = self::op::<B>(op, flags, move || device, Vec::new);
+            guard.release_queuing();
+            guard
+        }
     }
 }
 
@@ -155,6 +159,16 @@ impl<B: Backend> OpGuard<B> {
         OpGuard {
             active: ManuallyDrop::new(None),
             range_only: false,
+        }
+    }
+
+    /// Lets other threads queue ops on this op's launch thread until it ends: a read, whose
+    /// await must not hold them up (a future may wait for long, or never be polled again).
+    /// Its end queues under the hold again; ranges of reads that overlap are kept nested on
+    /// the launch thread ([`queued_end`]).
+    fn release_queuing(&mut self) {
+        if let Some(active) = self.active.as_mut() {
+            active.queuing = None;
         }
     }
 }
@@ -218,12 +232,16 @@ struct ActiveOp<B: Backend> {
     /// The launch thread the op's range (and device-time tag) went to, when the op ran
     /// outside it.
     queued_on: Option<LaunchThread>,
+    /// This thread's hold of `queued_on`, from queuing the start to queuing the end.
+    queuing: Option<QueuingHold>,
+    /// Which run of the op, on `queued_on`.
+    instance: u64,
     /// The op's device (`context::device`), 0 when unknown or not asked for.
     device_id: u32,
 }
 
 /// What an op does where its kernels are launched, first: open its range, tag the launches
-/// with its device-time id. Run here, or queued on its launch thread.
+/// with its device-time id. Run here, or queued on its launch thread ([`queued_start`]).
 fn launches_start(flags: u8, op: &'static Op, device_op: u64) {
     if flags & RANGES != 0 {
         op_ranges::push_op(op);
@@ -243,6 +261,58 @@ fn launches_end(flags: u8, _op: &'static Op, _device_op: u64) {
     }
 }
 
+/// An op whose start ran on this launch thread and whose end has not.
+struct QueuedOpen {
+    instance: u64,
+    flags: u8,
+    op: &'static Op,
+    device_op: u64,
+}
+
+thread_local! {
+    /// On a launch thread: the queued ops open there, innermost last.
+    static QUEUED_OPEN: std::cell::RefCell<Vec<QueuedOpen>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// [`launches_start`] of an op queued from another thread.
+fn queued_start(flags: u8, op: &'static Op, device_op: u64, instance: u64) {
+    launches_start(flags, op, device_op);
+    QUEUED_OPEN.with_borrow_mut(|open| {
+        open.push(QueuedOpen {
+            instance,
+            flags,
+            op,
+            device_op,
+        })
+    });
+}
+
+/// [`launches_end`] of an op queued from another thread. The launch thread's NVTX ranges and
+/// CUPTI tags are stacks: when ops opened after this one are still open (reads of two threads
+/// overlapping), they are closed, this one ends, and they are opened again, so every range
+/// stays nested and ends where its op does.
+fn queued_end(flags: u8, op: &'static Op, device_op: u64, instance: u64) {
+    let above = QUEUED_OPEN.with_borrow_mut(|open| {
+        match open.iter().rposition(|o| o.instance == instance) {
+            Some(at) => {
+                let above = open.split_off(at + 1);
+                open.pop();
+                above
+            }
+            None => Vec::new(),
+        }
+    });
+    for o in above.iter().rev() {
+        launches_end(o.flags, o.op, o.device_op);
+    }
+    launches_end(flags, op, device_op);
+    for o in &above {
+        launches_start(o.flags, o.op, o.device_op);
+    }
+    QUEUED_OPEN.with_borrow_mut(|open| open.extend(above));
+}
+
 #[inline(never)]
 fn start<B: Backend>(
     op: &'static Op,
@@ -258,7 +328,19 @@ fn start<B: Backend>(
     let device = device.filter(|_| flags & SYNC != 0);
     sync::<B>(device.as_ref());
     let device_op = (flags & DEVICE != 0).then(device_time::new_op_id);
-    at_launches(launches_start, flags, op, device_op, queued_on.as_ref());
+    // One thread's op at a time between its start and its end on the launch thread.
+    let queuing = queued_on.as_ref().map(LaunchThread::hold_queuing);
+    let instance = match queued_on {
+        Some(_) => next_instance(),
+        None => 0,
+    };
+    at_launches(
+        Launches::Start,
+        flags,
+        op,
+        (device_op, instance),
+        queued_on.as_ref(),
+    );
     let observers = if flags & OBSERVE != 0 {
         observers::installed()
     } else {
@@ -268,7 +350,13 @@ fn start<B: Backend>(
         // An observer's panic reaches the caller with the op's range closed.
         let result = catch_unwind(AssertUnwindSafe(|| observers::started(observers, op)));
         if let Err(panic) = result {
-            at_launches(launches_end, flags, op, device_op, queued_on.as_ref());
+            at_launches(
+                Launches::End,
+                flags,
+                op,
+                (device_op, instance),
+                queued_on.as_ref(),
+            );
             resume_unwind(panic);
         }
     }
@@ -291,8 +379,16 @@ fn start<B: Backend>(
         shapes,
         device_op,
         queued_on,
+        queuing,
+        instance,
         device_id,
     }
+}
+
+/// A new run of an op queued on a launch thread.
+fn next_instance() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 fn sync<B: Backend>(device: Option<&B::Device>) {
@@ -342,13 +438,25 @@ fn finish<B: Backend>(active: ActiveOp<B>) {
             observers::finished(observers, active.op)
         }))
     });
+    let queuing = match active.queuing {
+        Some(hold) => Some(hold),
+        None => active.queued_on.as_ref().map(LaunchThread::hold_queuing),
+    };
     at_launches(
-        launches_end,
+        Launches::End,
         active.flags,
         active.op,
-        active.device_op,
+        (active.device_op, active.instance),
         active.queued_on.as_ref(),
     );
+    drop(queuing);
+    if let Some(launch) = &active.queued_on
+        && !attached::is_attached(launch)
+    {
+        // Detached while the op ran (the session finished): nothing may run there again to
+        // take the end out of the queue before the program ends.
+        launch.drain();
+    }
     if let Some(Err(panic)) = finished
         && !std::thread::panicking()
     {
@@ -358,24 +466,35 @@ fn finish<B: Backend>(active: ActiveOp<B>) {
     }
 }
 
-/// Runs `run` ([`launches_start`] or [`launches_end`]) where the op's kernels are launched:
-/// queued on `queued_on`, or here.
+/// The start or the end of what an op does where its kernels are launched.
+enum Launches {
+    Start,
+    End,
+}
+
+/// Runs the op's start or end where its kernels are launched: queued on `queued_on` (run
+/// `instance` there), or here.
 fn at_launches(
-    run: fn(u8, &'static Op, u64),
+    launches: Launches,
     flags: u8,
     op: &'static Op,
-    device_op: Option<u64>,
+    (device_op, instance): (Option<u64>, u64),
     queued_on: Option<&LaunchThread>,
 ) {
-    let task = QueuedTask {
-        run,
-        flags,
-        op,
-        id: device_op.unwrap_or(0),
-    };
-    match queued_on {
-        Some(launch) => launch.queue(task),
-        None => task.run(),
+    let id = device_op.unwrap_or(0);
+    match (queued_on, launches) {
+        (None, Launches::Start) => launches_start(flags, op, id),
+        (None, Launches::End) => launches_end(flags, op, id),
+        (Some(launch), launches) => launch.queue(QueuedTask {
+            run: match launches {
+                Launches::Start => queued_start,
+                Launches::End => queued_end,
+            },
+            flags,
+            op,
+            id,
+            instance,
+        }),
     }
 }
 

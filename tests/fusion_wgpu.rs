@@ -1,6 +1,7 @@
 //! `Profiled` inside burn's fusion, on CubeCL's real threads: burn's `Wgpu` on Mesa's lavapipe
 //! (a Vulkan driver on the CPU; `.ci/run` installs it). Run with
-//! `cargo test --features wgpu --test fusion_wgpu`.
+//! `cargo test --features wgpu,fusion-inspector --test fusion_wgpu` (without
+//! `fusion-inspector`, the check against burn's `FusionInspector` is left out).
 
 use std::sync::{Arc, Mutex};
 
@@ -10,10 +11,9 @@ use burn::module::Module;
 use burn::nn::loss::CrossEntropyLossConfig;
 use burn::optim::{AdamConfig, GradientsParams, Optimizer};
 use burn::tensor::backend::{AutodiffBackend, Backend};
-use burn::tensor::{Int, Tensor};
+use burn::tensor::{Int, Tensor, TensorData};
 use burn_cubecl::CubeBackend;
 use burn_fusion::Fusion;
-use burn_fusion::inspect::{BlockKind, FusionInspector};
 use burn_profiled::probe::{self, Op, OpObserver};
 use burn_profiled::stats::{self, GroupBy, StatsConfig};
 use burn_profiled::{LaunchThread, fused, nvtx};
@@ -21,6 +21,9 @@ use nvtx_recorder::{Event, Kind, Message};
 
 #[path = "../examples/common/vision.rs"]
 mod vision;
+
+mod support;
+use support::nesting::{Launching, launches_outside_their_ranges, thread_ops};
 
 nvtx_recorder::install_static!();
 
@@ -234,8 +237,10 @@ fn fused_blocks_and_unfused_ops_have_their_ranges_on_the_device_thread() {
 }
 
 /// What burn-fusion says it fused (its `FusionInspector`) is what the blocks are named for.
+#[cfg(feature = "fusion-inspector")]
 #[test]
 fn block_names_agree_with_burns_fusion_inspector() {
+    use burn_fusion::inspect::{BlockKind, FusionInspector};
     let _serial = serial();
     let device = WgpuDevice::default();
     let inspector = FusionInspector::install(burn_backend::StreamId::current());
@@ -280,6 +285,7 @@ fn block_names_agree_with_burns_fusion_inspector() {
     );
 }
 
+#[cfg(feature = "fusion-inspector")]
 fn kind_of(fuser: &str) -> String {
     match fuser {
         "ElementWise" => "elementwise".to_owned(),
@@ -387,4 +393,67 @@ fn a_step_on_a_fused_backends_device_thread_is_refused_with_the_reason() {
         message.contains("Run the step where it is called"),
         "{message}"
     );
+}
+
+/// A data loader and a training loop on one fused device: the fusion thread runs every
+/// thread's blocks, and the threads' own ops (tensors from data) run where they are called,
+/// all queuing their ranges on the one device thread. Each op must still hold its own
+/// launches, and the ranges stay nested.
+#[test]
+fn ops_of_four_threads_on_one_fused_device_keep_their_launches_in_their_own_ranges() {
+    let _serial = serial();
+    let device = WgpuDevice::default();
+    let launch = LaunchThread::cubecl::<fused::Wgpu>(&device);
+    // The fused launch thread refuses work; the marks go through the unfused one's runner.
+    let marks = LaunchThread::cubecl::<CubeBackend<WgpuRuntime, f32, i32, u32>>(&device);
+    let runner = device_thread(&launch);
+    let expected: Vec<TensorData> = (0..4)
+        .map(|t| thread_ops::<BurnFused>(t, &device))
+        .collect();
+    let before = nvtx_recorder::events().len();
+    let attached = launch.attach().expect("CubeCL's launch thread has a queue");
+    let observing = probe::observe(Arc::new(Launching(marks)));
+    probe::set_op_ranges(true);
+    let results: Vec<Vec<TensorData>> = std::thread::scope(|scope| {
+        let threads: Vec<_> = (0..4)
+            .map(|t| {
+                let device = &device;
+                scope.spawn(move || {
+                    (0..25)
+                        .map(|_| thread_ops::<fused::Wgpu>(t, device))
+                        .collect()
+                })
+            })
+            .collect();
+        threads.into_iter().map(|t| t.join().unwrap()).collect()
+    });
+    probe::set_op_ranges(false);
+    drop(observing);
+    drop(attached);
+
+    for (t, results) in results.iter().enumerate() {
+        assert!(
+            results.iter().all(|r| *r == expected[t]),
+            "thread {t}'s results change"
+        );
+    }
+    let on_runner: Vec<Event> = nvtx_recorder::events()[before..]
+        .iter()
+        .filter(|e| e.tid == runner)
+        .cloned()
+        .collect();
+    let (broken, marks) = launches_outside_their_ranges(&on_runner);
+    let blocks = op_ranges(&on_runner)
+        .into_iter()
+        .filter(|name| name.starts_with("fused "))
+        .count();
+    assert!(
+        blocks >= 4 * 25,
+        "every thread's chain ran as a fused block: {blocks}"
+    );
+    assert!(
+        marks >= 4 * 25 * 2,
+        "every op's launch reached the device thread: {marks}"
+    );
+    assert_eq!(broken, Vec::<String>::new(), "on the device thread");
 }

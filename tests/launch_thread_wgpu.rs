@@ -15,6 +15,7 @@ use nvtx_recorder::{Event, Kind, Message};
 
 mod support;
 use support::Started;
+use support::nesting::{Launching, launches_outside_their_ranges, thread_ops};
 
 nvtx_recorder::install_static!();
 
@@ -116,18 +117,6 @@ fn a_training_step_on_the_device_thread_reads_and_syncs_without_deadlock() {
     assert!(ops.iter().all(|(_, tid)| *tid == runner), "{ops:?}");
 }
 
-/// Stands for a kernel launch we can see: every op sends a mark through CubeCL's blocking
-/// `exclusive`, into the queue its kernel launches go through.
-struct Launching(LaunchThread);
-
-impl probe::OpObserver for Launching {
-    fn op_started(&self, op: &'static probe::Op) {
-        let text = std::ffi::CString::new(format!("launch of {}", op.name())).unwrap();
-        self.0.run(move || nvtx::mark_ascii(&text));
-    }
-    fn op_finished(&self, _op: &'static probe::Op) {}
-}
-
 #[test]
 fn cubecl_ops_outside_a_step_queue_their_ranges_in_cubecls_own_queue() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
@@ -210,4 +199,187 @@ fn detaching_runs_the_ranges_still_queued() {
         "the queued ranges ran when the launch thread was detached"
     );
     drop(y);
+}
+
+/// A data loader and a training loop on one device: ops of several threads queue their ranges
+/// on the one device thread at once. Each must still hold its own launches, and the ranges
+/// stay nested.
+#[test]
+fn ops_of_four_threads_on_one_device_keep_their_launches_in_their_own_ranges() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let device = WgpuDevice::default();
+    let launch = LaunchThread::cubecl::<Wgpu>(&device);
+    let runner = device_thread(&launch);
+    let expected: Vec<TensorData> = (0..4).map(|t| thread_ops::<Wgpu>(t, &device)).collect();
+    let before = nvtx_recorder::events_of_thread(runner).len();
+    let attached = launch.attach().expect("CubeCL's launch thread has a queue");
+    let observing = probe::observe(Arc::new(Launching(launch.clone())));
+    probe::set_op_ranges(true);
+    let results: Vec<Vec<TensorData>> = std::thread::scope(|scope| {
+        let threads: Vec<_> = (0..4)
+            .map(|t| {
+                let device = &device;
+                scope.spawn(move || {
+                    (0..25)
+                        .map(|_| thread_ops::<Profiled<Wgpu>>(t, device))
+                        .collect()
+                })
+            })
+            .collect();
+        threads.into_iter().map(|t| t.join().unwrap()).collect()
+    });
+    probe::set_op_ranges(false);
+    drop(observing);
+    drop(attached);
+
+    for (t, results) in results.iter().enumerate() {
+        assert!(
+            results.iter().all(|r| *r == expected[t]),
+            "thread {t}'s results change"
+        );
+    }
+    let (broken, marks) =
+        launches_outside_their_ranges(&nvtx_recorder::events_of_thread(runner)[before..]);
+    assert!(
+        marks >= 4 * 25 * 4,
+        "every op's launch reached the device thread: {marks}"
+    );
+    assert_eq!(broken, Vec::<String>::new(), "on the device thread");
+}
+
+/// Holds the first `float_exp` of another thread until the test has detached its launch
+/// thread.
+struct HeldExp {
+    started: std::sync::Barrier,
+    detached: std::sync::Barrier,
+    once: std::sync::Once,
+}
+
+impl probe::OpObserver for HeldExp {
+    fn op_started(&self, op: &'static probe::Op) {
+        if op.name() == "float_exp" {
+            self.once.call_once(|| {
+                self.started.wait();
+                self.detached.wait();
+            });
+        }
+    }
+    fn op_finished(&self, _op: &'static probe::Op) {}
+}
+
+/// `Session::finish` detaches the launch thread while another thread's op may be running: that
+/// op's end is queued after the detach, and must still run, or its range stays open for good.
+#[test]
+fn an_op_that_ends_after_its_launch_thread_was_detached_still_closes_its_range() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let device = WgpuDevice::default();
+    let launch = LaunchThread::cubecl::<Wgpu>(&device);
+    let runner = device_thread(&launch);
+    let x = Tensor::<Profiled<Wgpu>, 2>::from_floats([[1.0, 2.0], [3.0, 4.0]], &device);
+    <Wgpu as Backend>::sync(&device).unwrap();
+    let held = Arc::new(HeldExp {
+        started: std::sync::Barrier::new(2),
+        detached: std::sync::Barrier::new(2),
+        once: std::sync::Once::new(),
+    });
+    let before = nvtx_recorder::events_of_thread(runner).len();
+    let attached = launch.attach().expect("CubeCL's launch thread has a queue");
+    let observing = probe::observe(held.clone());
+    probe::set_op_ranges(true);
+    let other = std::thread::spawn(move || x.exp());
+    held.started.wait();
+    drop(attached);
+    held.detached.wait();
+    let y = other.join().unwrap();
+    probe::set_op_ranges(false);
+    drop(observing);
+
+    assert_eq!(
+        op_ranges(&nvtx_recorder::events_of_thread(runner)[before..]),
+        ["float_exp", "pop"],
+        "the op's end ran on the device thread after the detach"
+    );
+    drop(y);
+}
+
+/// Polls `future` until it is ready, parking the thread in between.
+fn block_on<F: std::future::Future>(future: F) -> F::Output {
+    struct Unpark(std::thread::Thread);
+    impl std::task::Wake for Unpark {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = std::task::Waker::from(Arc::new(Unpark(std::thread::current())));
+    let mut context = std::task::Context::from_waker(&waker);
+    let mut future = std::pin::pin!(future);
+    loop {
+        if let std::task::Poll::Ready(value) = future.as_mut().poll(&mut context) {
+            return value;
+        }
+        std::thread::park();
+    }
+}
+
+/// Reads do not hold the device thread's queue while they are awaited, so two reads can be
+/// open there at once, and the first can end first. Its range must end with it, not close the
+/// second's: the second's range is closed and opened again around the first's end.
+#[test]
+fn overlapping_reads_keep_their_ranges_nested_and_each_ends_with_its_read() {
+    use burn::tensor::ops::{FloatTensorOps, IntTensorOps};
+    use burn::tensor::{Int, TensorPrimitive};
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    type P = Profiled<Wgpu>;
+    let device = WgpuDevice::default();
+    let launch = LaunchThread::cubecl::<Wgpu>(&device);
+    let runner = device_thread(&launch);
+    let floats = Tensor::<P, 1>::from_floats([1.0, 2.0], &device);
+    let ints = Tensor::<P, 1, Int>::from_ints([3, 4], &device);
+    let TensorPrimitive::Float(floats) = floats.into_primitive() else {
+        unreachable!("a float tensor")
+    };
+    let ints = ints.into_primitive();
+    <Wgpu as Backend>::sync(&device).unwrap();
+    let before = nvtx_recorder::events_of_thread(runner).len();
+    let attached = launch.attach().expect("CubeCL's launch thread has a queue");
+    probe::set_op_ranges(true);
+    let waker = std::task::Waker::noop();
+    let mut context = std::task::Context::from_waker(waker);
+    let mut first = Box::pin(P::float_into_data(floats));
+    let mut second = Box::pin(P::int_into_data(ints));
+    // The first poll of each opens its range: the float read's, then the int read's.
+    let first_ready = first.as_mut().poll(&mut context);
+    let second_ready = second.as_mut().poll(&mut context);
+    // A read ready at its first poll ends there, before the second opens (rare: the device
+    // thread had to copy the data out in between).
+    let overlapped = first_ready.is_pending();
+    let first = match first_ready {
+        std::task::Poll::Ready(data) => data,
+        std::task::Poll::Pending => block_on(first),
+    };
+    let second = match second_ready {
+        std::task::Poll::Ready(data) => data,
+        std::task::Poll::Pending => block_on(second),
+    };
+    probe::set_op_ranges(false);
+    drop(attached);
+
+    assert_eq!(first.unwrap().to_vec::<f32>().unwrap(), [1.0, 2.0]);
+    assert_eq!(second.unwrap().to_vec::<i32>().unwrap(), [3, 4]);
+    let expected: &[&str] = match overlapped {
+        true => &[
+            "float_into_data",
+            "int_into_data",
+            "pop",
+            "pop",
+            "int_into_data",
+            "pop",
+        ],
+        false => &["float_into_data", "pop", "int_into_data", "pop"],
+    };
+    assert_eq!(
+        op_ranges(&nvtx_recorder::events_of_thread(runner)[before..]),
+        expected,
+        "the float read's range ends with it; the int read's goes on after"
+    );
 }

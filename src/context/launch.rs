@@ -12,7 +12,7 @@ use std::any::TypeId;
 use std::cell::Cell;
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Condvar, Mutex, OnceLock, PoisonError};
 
 use burn_backend::{Backend, DeviceId, DeviceOps};
 
@@ -64,21 +64,69 @@ struct Inner {
     queue: OnceLock<Box<Queue>>,
     /// Why steps cannot run there, when they cannot (a fused backend's).
     steps_refused: OnceLock<String>,
+    /// Held by the thread queuing an op's range there, from the op's start to its end.
+    queuing: QueuingLock,
+}
+
+/// Lets one thread at a time queue an op's work on the launch thread: the launch thread's NVTX
+/// stack and CUPTI tags are one stack, so the start and end of one thread's op must not have
+/// another thread's op begin between them. Re-entrant (an op inside an op, on one thread), and
+/// released by whichever thread drops the hold (a read's future may move).
+#[derive(Default)]
+struct QueuingLock {
+    holder: Mutex<(u64, usize)>,
+    released: Condvar,
+}
+
+thread_local! {
+    /// This thread's key for the queuing lock (0: none yet).
+    static THREAD_KEY: Cell<u64> = const { Cell::new(0) };
+}
+
+fn thread_key() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    match THREAD_KEY.get() {
+        0 => {
+            let key = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            THREAD_KEY.set(key);
+            key
+        }
+        key => key,
+    }
+}
+
+/// A thread's hold of a launch thread's queuing lock; dropping it releases one level.
+pub(crate) struct QueuingHold {
+    launch: LaunchThread,
+}
+
+impl Drop for QueuingHold {
+    fn drop(&mut self) {
+        let lock = &self.launch.inner.queuing;
+        let mut holder = lock.holder.lock().unwrap_or_else(PoisonError::into_inner);
+        holder.1 = holder.1.saturating_sub(1);
+        if holder.1 == 0 {
+            holder.0 = 0;
+            lock.released.notify_one();
+        }
+    }
 }
 
 /// The start or the end of an op's range, queued on its launch thread by an op that runs
 /// elsewhere. A [queue](LaunchThread::with_queue) runs it there with [`run`](QueuedTask::run).
 pub struct QueuedTask {
-    pub(crate) run: fn(u8, &'static Op, u64),
+    pub(crate) run: fn(u8, &'static Op, u64, u64),
     pub(crate) flags: u8,
     pub(crate) op: &'static Op,
     pub(crate) id: u64,
+    /// Which run of the op: its start and end carry the same.
+    pub(crate) instance: u64,
 }
 
 impl QueuedTask {
     /// Runs the task: call it on the launch thread, after the tasks queued before it.
     pub fn run(self) {
-        (self.run)(self.flags, self.op, self.id);
+        (self.run)(self.flags, self.op, self.id, self.instance);
     }
 }
 
@@ -125,6 +173,7 @@ impl LaunchThread {
                 runner: Box::new(runner),
                 queue: OnceLock::new(),
                 steps_refused: OnceLock::new(),
+                queuing: QueuingLock::default(),
             }),
         }
     }
@@ -177,6 +226,24 @@ impl LaunchThread {
 
     pub(crate) fn same_as(&self, other: &LaunchThread) -> bool {
         Arc::ptr_eq(&self.inner, &other.inner)
+    }
+
+    /// Waits until no other thread is queuing an op there, then holds the launch thread for this
+    /// one until the hold is dropped: an op holds it from queuing its start to queuing its end.
+    pub(crate) fn hold_queuing(&self) -> QueuingHold {
+        let key = thread_key();
+        let lock = &self.inner.queuing;
+        let mut holder = lock.holder.lock().unwrap_or_else(PoisonError::into_inner);
+        while holder.1 > 0 && holder.0 != key {
+            holder = lock
+                .released
+                .wait(holder)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+        *holder = (key, holder.1 + 1);
+        QueuingHold {
+            launch: self.clone(),
+        }
     }
 
     /// Queues `task` there; runs it here without a queue (only attached launch threads, which

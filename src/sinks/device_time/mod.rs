@@ -26,10 +26,10 @@
 //! Device time goes to the innermost op, as CUPTI tags a launch with the innermost id.
 //!
 //! Ops outside steps queue their tags on the attached launch thread, in the FIFO their
-//! launches go through. When ops of two threads (a data loader and the training loop) queue
-//! there at the same time, their tags interleave on it: a kernel of one is then counted to
-//! the other, whose tag is innermost at that launch. Steps run on the launch thread do not
-//! interleave: each runs whole.
+//! launches go through. Ops of several threads (a data loader and the training loop, or a
+//! fused backend's fusion thread) take turns there: one thread's op at a time between its
+//! start and its end (reads only while their work is queued), so every kernel is tagged with
+//! its own op. Steps run on the launch thread run whole.
 
 pub(crate) mod correlate;
 #[cfg(feature = "cupti")]

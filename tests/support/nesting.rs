@@ -1,0 +1,68 @@
+//! Whether ops of several threads keep their ranges to themselves on a launch thread: each op
+//! sends a mark there while it runs (as it sends its kernel launches), and the mark must land
+//! inside that op's own range.
+
+use burn::tensor::backend::Backend;
+use burn::tensor::{Tensor, TensorData};
+use burn_profiled::LaunchThread;
+use burn_profiled::probe::{Op, OpObserver};
+use nvtx_recorder::{Event, Kind, Message};
+
+/// Stands for a kernel launch we can see: every op sends a mark through the launch thread's
+/// blocking runner, into the queue its kernel launches go through.
+pub struct Launching(pub LaunchThread);
+
+impl OpObserver for Launching {
+    fn op_started(&self, op: &'static Op) {
+        let text = std::ffi::CString::new(format!("launch of {}", op.name())).unwrap();
+        self.0.run(move || nvtx::mark_ascii(&text));
+    }
+    fn op_finished(&self, _op: &'static Op) {}
+}
+
+/// Walks the `burn` ranges and the marks of one thread's `events`: every range closed, none
+/// closed that was not open, and every `launch of X` mark inside a range named `X`. Returns
+/// what broke, and the number of marks checked.
+pub fn launches_outside_their_ranges(events: &[Event]) -> (Vec<String>, usize) {
+    let mut open: Vec<String> = Vec::new();
+    let mut broken = Vec::new();
+    let mut marks = 0;
+    for event in events {
+        match (&event.kind, &event.message) {
+            (Kind::Push, Message::Registered(name)) if event.domain.as_deref() == Some("burn") => {
+                open.push(name.clone());
+            }
+            (Kind::Pop, _) if event.domain.as_deref() == Some("burn") => {
+                if open.pop().is_none() {
+                    broken.push("a pop with no range open".to_owned());
+                }
+            }
+            (Kind::Mark, message) => {
+                if let Some(op) = message.text().and_then(|t| t.strip_prefix("launch of ")) {
+                    marks += 1;
+                    if open.last().map(String::as_str) != Some(op) {
+                        broken.push(format!("the launch of {op} inside {:?}", open.last()));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    if !open.is_empty() {
+        broken.push(format!("ranges left open: {open:?}"));
+    }
+    (broken, marks)
+}
+
+/// Thread `t`'s ops: an op of its own (`exp`, `log`, `sqrt`, `cos`), so that its launches in
+/// another thread's range show.
+pub fn thread_ops<B: Backend>(t: usize, device: &B::Device) -> TensorData {
+    let x = Tensor::<B, 2>::from_floats([[1.0, 2.0], [3.0, 4.0]], device);
+    let y = match t % 4 {
+        0 => x.exp(),
+        1 => x.log(),
+        2 => x.sqrt(),
+        _ => x.cos(),
+    };
+    (y * 2.0).into_data()
+}
