@@ -12,7 +12,10 @@
 //! * op ranges, ops on the calling thread, each queuing its range on the attached launch thread
 //!   (`LaunchThread::attach`: kernels inside, no step-level hop);
 //! * op ranges, each step on CubeCL's device thread (`LaunchThread::run`): kernels inside;
-//! * the same with device time per op (CUPTI) recording as well.
+//! * the same with device time per op (CUPTI) recording as well;
+//! * fused, as with burn's default features: burn's `Autodiff<Fusion<CubeBackend<Cuda>>>`, then
+//!   `Autodiff<fused::Cuda>` (Profiled inside fusion) with everything off, with op ranges
+//!   queued on the attached launch thread, and with device time as well.
 
 use burn::backend::{Autodiff, Cuda};
 use burn::module::Module;
@@ -22,7 +25,7 @@ use burn::optim::adaptor::OptimizerAdaptor;
 use burn::optim::{Adam, AdamConfig, GradientsParams, Optimizer};
 use burn::tensor::backend::{AutodiffBackend, Backend};
 use burn::tensor::{Distribution, Tensor};
-use burn_profiled::{LaunchThread, Profiled, device_time, probe};
+use burn_profiled::{LaunchThread, Profiled, device_time, fused, probe};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 
 #[derive(Module, Debug)]
@@ -100,10 +103,17 @@ fn bench_step<B: AutodiffBackend>(
     });
 }
 
+/// burn's fused CUDA backend, as `burn::backend::Cuda` is with burn's default features.
+type BurnFused = burn_fusion::Fusion<
+    burn_cubecl::CubeBackend<burn_cubecl::cubecl::cuda::CudaRuntime, f32, i32, u8>,
+>;
+
 fn gpu_step(c: &mut Criterion) {
     type P = Autodiff<Profiled<Cuda>>;
+    type F = Autodiff<fused::Cuda>;
     let device = Default::default();
     let launch = LaunchThread::cubecl::<Cuda>(&device);
+    let fused_launch = LaunchThread::cubecl::<fused::Cuda>(&device);
     for shape in [(256, 64), (4096, 1024)] {
         let mut group = c.benchmark_group("gpu_step");
         bench_step::<Autodiff<Cuda>>(&mut group, shape, "Autodiff<Cuda>", None);
@@ -127,6 +137,21 @@ fn gpu_step(c: &mut Criterion) {
             }
             Err(why) => eprintln!("gpu_step: no device-time variant: {why}"),
         }
+        probe::set_op_ranges(false);
+        bench_step::<Autodiff<BurnFused>>(&mut group, shape, "fused: Autodiff<Cuda>", None);
+        bench_step::<F>(&mut group, shape, "fused: Profiled inside, all off", None);
+        probe::set_op_ranges(true);
+        let attached = fused_launch.attach();
+        bench_step::<F>(&mut group, shape, "fused: op ranges, queued", None);
+        match device_time::start() {
+            Ok(()) => {
+                bench_step::<F>(&mut group, shape, "fused: + device time", None);
+                let _ = device_time::stop();
+                let _ = probe::flush_device_time();
+            }
+            Err(why) => eprintln!("gpu_step: no fused device-time variant: {why}"),
+        }
+        drop(attached);
         probe::set_op_ranges(false);
         group.finish();
     }

@@ -5,7 +5,8 @@
 #                                     # into gpu-bin/ (git-ignored; carry it to the GPU machine)
 #   scripts/gpu-check.sh run [steps]  # there: runs them and checks; exits non-zero on a failure
 #
-# `run` trains the example under the `profile` preset with the NVTX recorder attached and checks
+# `run` trains the example, fused (`burn_profiled::fused::Cuda`) and `--unfused`, under the
+# `profile` preset with the NVTX recorder attached, and checks
 # what reached NVTX (op ranges for forward and backward kernels, user ranges, the capture range,
 # balanced per thread, op ranges on CubeCL's device thread) and the device time in run.json (at
 # least 99% of kernels attributed to an op; the ops' device time within 5% of all kernels'). Then
@@ -39,13 +40,19 @@ run)
     # A failed check does not stop the run: the bench's figures still come back (device time
     # is scarce), and the exit status says whether everything passed.
     status=0
+    for mode in fused unfused; do
+    run_out="$out/$mode"
+    mkdir -p "$run_out"
+    flag=""
+    if [ "$mode" = unfused ]; then flag="--unfused"; fi
     NVTX_INJECTION64_PATH="$PWD/$bin/libnvtx_recorder.so" \
-    NVTX_RECORDER_OUT="$out/nvtx.tsv" \
+    NVTX_RECORDER_OUT="$run_out/nvtx.tsv" \
     BURN_PROFILED=profile \
-        "$bin/train" --steps "$steps" --out "$out" > "$out/stdout.txt" 2>&1 || {
-            tail -30 "$out/stdout.txt"; status=1; }
-    grep -E "device time|burn-profiled:" "$out/stdout.txt" || true
-    python3 - "$out/nvtx.tsv" "$out/run.json" "$out/ops.json" <<'PY' || status=1
+        "$bin/train" $flag --steps "$steps" --out "$run_out" > "$run_out/stdout.txt" 2>&1 || {
+            tail -30 "$run_out/stdout.txt"; status=1; }
+    echo "== the example, $mode"
+    grep -E "device time|burn-profiled:" "$run_out/stdout.txt" || true
+    python3 - "$run_out/nvtx.tsv" "$run_out/run.json" "$run_out/ops.json" "$mode" <<'PY' || status=1
 import collections, json, sys
 rows = [line.rstrip("\n").split("\t") for line in open(sys.argv[1]) if not line.startswith(("ts_ns", "#"))]
 run = json.load(open(sys.argv[2]))
@@ -71,8 +78,13 @@ for ts, tid, kind, domain, d, msg_type, message, *extra in rows:
         depth[key] -= 1
         assert depth[key] >= 0, ("a pop without a push", tid, domain)
 assert all(v == 0 for v in depth.values()), ("unbalanced ranges", depth)
-for op in ["conv2d", "conv2d_weight_backward", "float_matmul", "linear"]:
+fused = sys.argv[4] == "fused"
+# Fused: blocks are ops, and convolutions run unfused; unfused: every Burn op.
+expected = ["conv2d", "conv2d_weight_backward"] + ([] if fused else ["float_matmul", "linear"])
+for op in expected:
     assert ops[op] > 0, (op, "missing from the op ranges")
+blocks = [op for op in ops if op.startswith("fused ")]
+assert bool(blocks) == fused, ("fused blocks", fused, blocks[:5])
 for rng in ["forward", "backward", "optimizer", "step", "attention", "load batch"]:
     assert user[rng] > 0, (rng, "missing from the user ranges")
 assert any(r[2] == "start" and r[6] == "capture" for r in rows), "the capture range"
@@ -83,7 +95,8 @@ share = on_device / max(1, sum(op_threads.values()))
 print(f"OK: {run['backend']}: {sum(ops.values())} op ranges ({len(ops)} ops), "
       f"{sum(user.values())} user ranges, balanced on every thread; "
       f"{100 * share:.1f}% of op ranges on {names[device_thread[0]]}; top ops: {ops.most_common(5)}")
-# Steps run there; ops outside steps queue their ranges there (the launch thread is attached).
+# Unfused, steps run there; fused blocks, unfused ops and ops outside steps queue their ranges
+# there (the launch thread is attached).
 assert share >= 0.99, "op ranges outside the device thread: steps or queued ranges went astray"
 device = run.get("device_time")
 assert device, "no device time in run.json (CUPTI missing or refused: see stdout.txt)"
@@ -108,10 +121,11 @@ assert device["incomplete_kernels"] <= 0.01 * kernels, "kernels without an end: 
 assert attributed >= 0.99, "fewer than 99% of kernels attributed to an op"
 assert time_share >= 0.95, "the ops' device time is not within 5% of the kernels' total"
 PY
+    done
     "$bin/gpu_step" --bench --warm-up-time 1 --measurement-time 4 2>&1 \
         | grep -E "^gpu_step|time:|no device-time" | tee "$out/gpu_step.txt" || status=1
     # The recorder's TSV is large: kept only when a check failed.
-    if [ "$status" -eq 0 ]; then rm -f "$out/nvtx.tsv"; fi
+    if [ "$status" -eq 0 ]; then rm -f "$out"/*/nvtx.tsv; fi
     exit "$status"
     ;;
 *)

@@ -1,6 +1,7 @@
 //! The NVTX half of `scripts/gpu-check.sh`, on CubeCL's real device thread without a GPU: the
-//! `train` example on burn's `Wgpu` (Mesa's lavapipe; `.ci/run` installs it) under the
-//! `profile` preset, with the NVTX recorder injected as Nsight Systems would be. Run with
+//! `train` example on burn's `Wgpu` (Mesa's lavapipe; `.ci/run` installs it), fused (the
+//! default) and `--unfused`, under the `profile` preset, with the NVTX recorder injected as
+//! Nsight Systems would be. Run with
 //! `cargo build --features wgpu --example train && cargo test --features wgpu --test
 //! example_wgpu` (`cargo test` with a `--test` filter builds no example).
 #![cfg(feature = "wgpu")]
@@ -35,12 +36,45 @@ fn rows(tsv: &str) -> Vec<Row> {
 }
 
 #[test]
-fn every_op_range_is_on_the_device_thread_and_every_range_is_closed() {
+fn fused_every_op_range_is_on_the_device_thread_and_every_range_is_closed() {
+    let blocks =
+        every_op_range_is_on_the_device_thread(&[], "autodiff<fusion<profiled<cubecl<wgpu", 200);
+    assert!(
+        blocks
+            .iter()
+            .any(|name| name.starts_with("fused elementwise[")),
+        "fused blocks are ops: {blocks:?}"
+    );
+}
+
+#[test]
+fn unfused_every_op_range_is_on_the_device_thread_and_every_range_is_closed() {
+    let blocks = every_op_range_is_on_the_device_thread(
+        &["--unfused"],
+        "autodiff<profiled<cubecl<wgpu",
+        500,
+    );
+    assert_eq!(
+        blocks,
+        Vec::<String>::new(),
+        "no fused block without fusion"
+    );
+}
+
+/// Runs the example with `args` (its backend named `backend` on stdout) and checks its NVTX
+/// events, at least `min_op_ranges` op ranges among them (fusion makes fewer); returns the
+/// fused blocks' names.
+fn every_op_range_is_on_the_device_thread(
+    args: &[&str],
+    backend: &str,
+    min_op_ranges: usize,
+) -> Vec<String> {
     let example = support::built("examples/train", "run `cargo test`");
     let recorder = support::built("deps/libnvtx_recorder.so", "run `cargo test`");
     let out = tempfile::tempdir().unwrap();
     let tsv = out.path().join("nvtx.tsv");
     let output = Command::new(&example)
+        .args(args)
         .args(["--steps", "5", "--batch", "4", "--out"])
         .arg(out.path())
         .env("BURN_PROFILED", "profile")
@@ -55,7 +89,7 @@ fn every_op_range_is_on_the_device_thread_and_every_range_is_closed() {
         String::from_utf8_lossy(&output.stderr)
     );
     assert!(
-        stdout.contains("autodiff<profiled<cubecl<wgpu"),
+        stdout.contains(backend),
         "{} is not the Wgpu build: run `cargo build --features wgpu --example train` first\n{stdout}",
         example.display()
     );
@@ -93,7 +127,7 @@ fn every_op_range_is_on_the_device_thread_and_every_range_is_closed() {
         depth.values().all(|open| *open == 0),
         "ranges left open: {depth:?}"
     );
-    assert!(op_ranges > 500, "{op_ranges} op ranges");
+    assert!(op_ranges > min_op_ranges, "{op_ranges} op ranges");
     assert_eq!(
         elsewhere,
         Vec::<String>::new(),
@@ -111,4 +145,12 @@ fn every_op_range_is_on_the_device_thread_and_every_range_is_closed() {
             .any(|r| r.kind == "start" && r.message == "capture"),
         "the capture range"
     );
+    let mut blocks: Vec<String> = rows
+        .iter()
+        .filter(|r| r.kind == "push" && r.domain == "burn" && r.message.starts_with("fused "))
+        .map(|r| r.message.clone())
+        .collect();
+    blocks.sort_unstable();
+    blocks.dedup();
+    blocks
 }

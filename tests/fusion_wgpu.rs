@@ -37,6 +37,12 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// User ranges, enabled once for the process.
+fn user_ranges() {
+    static RANGES: std::sync::Once = std::sync::Once::new();
+    RANGES.call_once(|| nvtx::enable(nvtx::RangeConfig::new()));
+}
+
 /// The ops started, with the OS thread each started on, in order.
 #[derive(Default)]
 struct Started(Mutex<Vec<(&'static str, u64)>>);
@@ -300,8 +306,7 @@ fn kind_of(fuser: &str) -> String {
 fn a_block_flushed_in_the_next_phase_keeps_the_phase_it_was_registered_in() {
     let _serial = serial();
     let device = WgpuDevice::default();
-    static RANGES: std::sync::Once = std::sync::Once::new();
-    RANGES.call_once(|| nvtx::enable(nvtx::RangeConfig::new()));
+    user_ranges();
     stats::start(StatsConfig::default());
     let forward = nvtx::range("forward");
     let x = Tensor::<fused::Wgpu, 2>::from_floats([[1.0, 2.0], [3.0, 4.0]], &device);
@@ -332,6 +337,37 @@ fn a_block_flushed_in_the_next_phase_keeps_the_phase_it_was_registered_in() {
         ],
         "each block in the phase its ops were registered in"
     );
+}
+
+/// Ops fusion runs unfused run soon after they are registered, on the fusion thread: they get
+/// the phase their thread is in then, not that of the last fused block.
+#[test]
+fn an_unfused_op_gets_the_phase_its_thread_is_in() {
+    let _serial = serial();
+    let device = WgpuDevice::default();
+    user_ranges();
+    let x = Tensor::<fused::Wgpu, 4>::ones([1, 1, 3, 3], &device);
+    stats::start(StatsConfig::default());
+    let forward = nvtx::range("forward");
+    let _ = chain_then_conv::<fused::Wgpu>(&device).into_data();
+    drop(forward);
+    let backward = nvtx::range("backward");
+    // No fused block runs in this phase before the convolution.
+    let weight = Tensor::<fused::Wgpu, 4>::ones([1, 1, 2, 2], &device);
+    let options = burn::tensor::ops::ConvOptions::new([1, 1], [0, 0], [1, 1], 1);
+    let _ = burn::tensor::module::conv2d(x, weight, None, options).into_data();
+    drop(backward);
+    stats::stop();
+    let rows = stats::snapshot().rows(GroupBy::OpAndPhase);
+    stats::reset();
+
+    let mut convs: Vec<String> = rows
+        .iter()
+        .filter(|row| row.op == "conv2d")
+        .map(|row| format!("{} in {}", row.op, row.phase.clone().unwrap_or_default()))
+        .collect();
+    convs.sort_unstable();
+    assert_eq!(convs, ["conv2d in backward", "conv2d in forward"]);
 }
 
 /// Ops fusion does not fuse run later on the fusion thread: they are recorded there, when

@@ -8,9 +8,9 @@
 
 use burn::backend::Autodiff;
 use burn::tensor::Device;
-use burn_profiled::LaunchThread;
-#[allow(unused_imports)]
-use burn_profiled::{Profiled, fused};
+use burn_profiled::{LaunchThread, Profiled};
+#[cfg(any(feature = "cuda", feature = "wgpu"))]
+use burn_profiled::fused;
 
 #[cfg(feature = "cuda")]
 pub type Training = Autodiff<fused::Cuda>;

@@ -11,6 +11,11 @@ thread_local! {
     /// The phase of this thread's ops outside its own ranges: the phase of the thread it runs
     /// work for (a launch thread), 0 otherwise.
     static INHERITED: Cell<u32> = const { Cell::new(0) };
+    /// Whether [`INHERITED`] was set by [`inheriting`], which takes precedence over [`SOURCE`].
+    static INHERITING: Cell<bool> = const { Cell::new(false) };
+    /// Where this thread's phase outside its own ranges comes from, when it runs other
+    /// threads' work as it arrives (a fusion thread): asked at each op.
+    static SOURCE: Cell<Option<fn() -> u32>> = const { Cell::new(None) };
 }
 
 /// Phase names by id, and ids by name; id 0 is "outside any range".
@@ -78,26 +83,34 @@ pub(crate) fn open_ranges() -> Vec<String> {
 
 /// The id of this thread's innermost open range (0 outside any).
 pub(crate) fn current() -> u32 {
-    STACK.with_borrow(|stack| stack.last().map_or_else(|| INHERITED.get(), |(_, id)| *id))
+    STACK.with_borrow(|stack| stack.last().map_or_else(outside_ranges, |(_, id)| *id))
+}
+
+fn outside_ranges() -> u32 {
+    match SOURCE.get() {
+        Some(source) if !INHERITING.get() => source(),
+        _ => INHERITED.get(),
+    }
 }
 
 /// Runs `work` with `phase` as this thread's phase outside its own ranges.
 pub(crate) fn inheriting<T>(phase: u32, work: impl FnOnce() -> T) -> T {
-    struct Restore(u32);
+    struct Restore(u32, bool);
     impl Drop for Restore {
         fn drop(&mut self) {
             INHERITED.set(self.0);
+            INHERITING.set(self.1);
         }
     }
-    let _restore = Restore(INHERITED.replace(phase));
+    let _restore = Restore(INHERITED.replace(phase), INHERITING.replace(true));
     work()
 }
 
-/// Makes `phase` this thread's phase outside its own ranges from now on: a thread that runs
-/// other threads' work one piece after another (a fusion thread).
+/// From now on, this thread's phase outside its own ranges (and outside [`inheriting`]) is
+/// what `source` says at each op: a thread that runs other threads' work as it arrives.
 #[cfg_attr(not(feature = "fusion"), allow(dead_code))]
-pub(crate) fn inherit(phase: u32) {
-    INHERITED.set(phase);
+pub(crate) fn source_from(source: fn() -> u32) {
+    SOURCE.set(Some(source));
 }
 
 /// The name of a phase id (`-` for 0, outside any range).

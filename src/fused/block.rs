@@ -163,13 +163,14 @@ impl<R: CubeRuntime> Optimization<ProfiledCubeRuntime<R>> for FusedBlock<R> {
             None => phase::current(),
         };
         // The fusion thread has no ranges of its own: the block's phase is its phase while it
-        // runs, and stays it for the unfused ops that follow.
-        phase::inherit(registered_in);
-        let device = self.device.clone();
-        let io = &self.io;
-        let shapes = || io.shapes(context);
-        let _op = probe::op::<SyncBackend<R>>(self.op, flags, || Some(device), shapes);
-        self.run(context, execution);
+        // runs (its fallbacks' too).
+        phase::inheriting(registered_in, || {
+            let device = self.device.clone();
+            let io = &self.io;
+            let shapes = || io.shapes(context);
+            let _op = probe::op::<SyncBackend<R>>(self.op, flags, || Some(device), shapes);
+            self.run(context, execution);
+        });
     }
 
     fn to_state(&self) -> FusedBlockState {

@@ -23,9 +23,10 @@
 //! type B = Autodiff<fused::Wgpu>; // was: Autodiff<burn::backend::Wgpu> (fused)
 //! ```
 //!
-//! What is not exact: an unfused op gets the phase of the fused block that ran before it on
-//! the fusion thread, and with several threads registering work, the phase of whichever
-//! thread's block ran last.
+//! What is not exact: a block that fused ops of two phases counts in its first op's; an op
+//! fusion runs unfused gets the phase its thread is in when it runs (such ops run soon after
+//! they are registered, but the last op of a phase may run when the next phase's first op
+//! arrives).
 
 mod backend;
 mod block;

@@ -32,6 +32,12 @@ fn logs() -> MutexGuard<'static, Logs> {
     LOGS.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// Makes this thread, the fusion thread, give unfused ops the phase of the stream they come
+/// from.
+pub(super) fn on_fusion_thread() {
+    phase::source_from(latest_phase);
+}
+
 /// Starts logging phase changes, once: called where a fused device is first seen.
 pub(super) fn install<R: CubeRuntime>(device: &R::CubeDevice) {
     if NEXT_ID.get().is_some() {
@@ -65,6 +71,16 @@ fn changed(phase: u32) {
     if let Some(next_id) = NEXT_ID.get() {
         log(StreamId::current(), next_id(), phase);
     }
+}
+
+/// The phase the current stream is in now, as last logged (0 when it logged none): the phase
+/// of the ops fusion runs unfused, which run soon after they are registered (and of syncs,
+/// which run when asked for).
+pub(super) fn latest_phase() -> u32 {
+    logs()
+        .get(&StreamId::current())
+        .and_then(|log| log.back())
+        .map_or(0, |(_, phase)| *phase)
 }
 
 /// The phase the current stream was in when the tensor `written` was registered (0 when it

@@ -26,7 +26,9 @@ impl<R: CubeRuntime> FusionRuntime for ProfiledCubeRuntime<R> {
     type FusionDevice = R::CubeDevice;
 
     fn fusers(device: R::CubeDevice) -> Vec<Box<dyn OperationFuser<FusedBlock<R>>>> {
+        // Called on the fusion thread, for each new stream.
         registration::install::<R>(&device);
+        registration::on_fusion_thread();
         FusionCubeRuntime::<R>::fusers(device.clone())
             .into_iter()
             .map(|inner| {

@@ -32,10 +32,8 @@ pub fn launches_outside_their_ranges(events: &[Event]) -> (Vec<String>, usize) {
             (Kind::Push, Message::Registered(name)) if event.domain.as_deref() == Some("burn") => {
                 open.push(name.clone());
             }
-            (Kind::Pop, _) if event.domain.as_deref() == Some("burn") => {
-                if open.pop().is_none() {
-                    broken.push("a pop with no range open".to_owned());
-                }
+            (Kind::Pop, _) if event.domain.as_deref() == Some("burn") && open.pop().is_none() => {
+                broken.push("a pop with no range open".to_owned());
             }
             (Kind::Mark, message) => {
                 if let Some(op) = message.text().and_then(|t| t.strip_prefix("launch of ")) {

@@ -1,0 +1,92 @@
+//! A fused training step of the examples' vision model, side by side with and without
+//! `Profiled` inside fusion (`cargo bench --features wgpu --bench fused_step`): burn's `Wgpu`
+//! (on a machine without GPU, Mesa's lavapipe), fused as with burn's default features.
+//!
+//! Variants: burn's `Autodiff<Fusion<CubeBackend<Wgpu>>>`; `Autodiff<fused::Wgpu>` with
+//! everything off; with op ranges and statistics on and the device's launch thread attached
+//! (every fused block's and unfused op's range queued on CubeCL's device thread). Each step
+//! ends with a device sync, so the time is the step's, not its enqueue.
+
+use burn::backend::Autodiff;
+use burn::backend::wgpu::{WgpuDevice, WgpuRuntime};
+use burn::nn::loss::CrossEntropyLossConfig;
+use burn::optim::adaptor::OptimizerAdaptor;
+use burn::optim::{Adam, AdamConfig, GradientsParams, Optimizer};
+use burn::tensor::backend::AutodiffBackend;
+use burn::tensor::{Int, Tensor};
+use burn_profiled::{LaunchThread, fused, probe, stats};
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+
+#[path = "../examples/common/vision.rs"]
+mod vision;
+use vision::VisionModel;
+
+/// burn's own fused Wgpu.
+type BurnFused = burn_fusion::Fusion<burn_cubecl::CubeBackend<WgpuRuntime, f32, i32, u32>>;
+
+const BATCH: usize = 8;
+
+struct Step<B: AutodiffBackend> {
+    model: Option<VisionModel<B>>,
+    optim: OptimizerAdaptor<Adam, VisionModel<B>, B>,
+    images: Tensor<B, 4>,
+    labels: Tensor<B, 1, Int>,
+    device: B::Device,
+}
+
+impl<B: AutodiffBackend> Step<B> {
+    fn new(device: &B::Device) -> Self {
+        B::seed(device, 3);
+        let (images, labels) = vision::generated_batch(0, BATCH);
+        Step {
+            model: Some(VisionModel::new(device)),
+            optim: AdamConfig::new().init(),
+            images: Tensor::from_data(images, device),
+            labels: Tensor::from_data(labels, device),
+            device: device.clone(),
+        }
+    }
+
+    fn run(&mut self) {
+        let Some(model) = self.model.take() else {
+            return;
+        };
+        let logits = model.forward(self.images.clone(), false);
+        let loss = CrossEntropyLossConfig::new()
+            .init(&self.device)
+            .forward(logits, self.labels.clone());
+        let grads = GradientsParams::from_grads(loss.backward(), &model);
+        self.model = Some(self.optim.step(1e-3, model, grads));
+        let _ = B::sync(&self.device);
+    }
+}
+
+fn bench_step<B: AutodiffBackend<Device = WgpuDevice>>(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    id: &str,
+) {
+    let mut step = Step::<B>::new(&WgpuDevice::default());
+    group.bench_function(BenchmarkId::new(id, format!("batch {BATCH}")), |bench| {
+        bench.iter(|| step.run())
+    });
+}
+
+fn fused_step(c: &mut Criterion) {
+    let device = WgpuDevice::default();
+    let launch = LaunchThread::cubecl::<fused::Wgpu>(&device);
+    let mut group = c.benchmark_group("fused_step");
+    group.sample_size(30);
+    bench_step::<Autodiff<BurnFused>>(&mut group, "Autodiff<Fusion<CubeBackend>>");
+    bench_step::<Autodiff<fused::Wgpu>>(&mut group, "Autodiff<fused::Wgpu>, all off");
+    let attached = launch.attach();
+    probe::set_op_ranges(true);
+    stats::start(stats::StatsConfig::default());
+    bench_step::<Autodiff<fused::Wgpu>>(&mut group, "op ranges + statistics, queued");
+    stats::stop();
+    probe::set_op_ranges(false);
+    drop(attached);
+    group.finish();
+}
+
+criterion_group!(benches, fused_step);
+criterion_main!(benches);
