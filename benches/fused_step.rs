@@ -3,8 +3,9 @@
 //! (on a machine without GPU, Mesa's lavapipe), fused as with burn's default features.
 //!
 //! Variants: burn's `Autodiff<Fusion<CubeBackend<Wgpu>>>`; `Autodiff<fused::Wgpu>` with
-//! everything off; with op ranges and statistics on and the device's launch thread attached
-//! (every fused block's and unfused op's range queued on CubeCL's device thread). Each step
+//! everything off; with statistics on; with op ranges and statistics on and the device's
+//! launch thread attached (every fused block's and unfused op's range queued on CubeCL's
+//! device thread); with op ranges alone, queued. Each step
 //! ends with a device sync, so the time is the step's, not its enqueue.
 
 use burn::backend::Autodiff;
@@ -25,6 +26,8 @@ use vision::VisionModel;
 type BurnFused = burn_fusion::Fusion<burn_cubecl::CubeBackend<WgpuRuntime, f32, i32, u32>>;
 
 const BATCH: usize = 8;
+/// Steps run before each variant is measured.
+const WARM_UP_STEPS: usize = 5;
 
 struct Step<B: AutodiffBackend> {
     model: Option<VisionModel<B>>,
@@ -66,6 +69,10 @@ fn bench_step<B: AutodiffBackend<Device = WgpuDevice>>(
     id: &str,
 ) {
     let mut step = Step::<B>::new(&WgpuDevice::default());
+    // Kernels compile (and tune) on their first run: not in the measurement.
+    for _ in 0..WARM_UP_STEPS {
+        step.run();
+    }
     group.bench_function(BenchmarkId::new(id, format!("batch {BATCH}")), |bench| {
         bench.iter(|| step.run())
     });
@@ -75,14 +82,18 @@ fn fused_step(c: &mut Criterion) {
     let device = WgpuDevice::default();
     let launch = LaunchThread::cubecl::<fused::Wgpu>(&device);
     let mut group = c.benchmark_group("fused_step");
-    group.sample_size(30);
+    group
+        .sample_size(20)
+        .measurement_time(std::time::Duration::from_secs(20));
     bench_step::<Autodiff<BurnFused>>(&mut group, "Autodiff<Fusion<CubeBackend>>");
     bench_step::<Autodiff<fused::Wgpu>>(&mut group, "Autodiff<fused::Wgpu>, all off");
+    stats::start(stats::StatsConfig::default());
+    bench_step::<Autodiff<fused::Wgpu>>(&mut group, "statistics");
     let attached = launch.attach();
     probe::set_op_ranges(true);
-    stats::start(stats::StatsConfig::default());
     bench_step::<Autodiff<fused::Wgpu>>(&mut group, "op ranges + statistics, queued");
     stats::stop();
+    bench_step::<Autodiff<fused::Wgpu>>(&mut group, "op ranges, queued");
     probe::set_op_ranges(false);
     drop(attached);
     group.finish();

@@ -142,9 +142,12 @@ fn loaders<B: AutodiffBackend>(
     std::sync::Arc<dyn burn::data::dataloader::DataLoader<B, Batch<B>>>,
     std::sync::Arc<dyn burn::data::dataloader::DataLoader<B::InnerBackend, Batch<B::InnerBackend>>>,
 ) {
+    // Batches are made by worker threads, which put their tensors on the device while the
+    // training thread runs (on a GPU, both queue their ops on the one device thread).
     let train = DataLoaderBuilder::new(ImageBatcher)
         .batch_size(args.batch)
         .shuffle(0)
+        .num_workers(args.workers)
         .build(Generated {
             len: args.items,
             offset: 0,
@@ -300,6 +303,9 @@ struct Args {
     /// Images per batch.
     #[arg(long, default_value_t = 32)]
     batch: usize,
+    /// Data-loader worker threads making the training batches.
+    #[arg(long, default_value_t = 2)]
+    workers: usize,
     /// Where `trace.json`, `ops.json` and `run.json` go (burn-train's files under `learner/`).
     #[arg(long, default_value = "target/burn-profiled/learner")]
     out: PathBuf,

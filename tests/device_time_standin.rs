@@ -463,3 +463,76 @@ fn on_cubecls_device_thread_every_op_tags_the_launches_there() {
     assert_eq!(phase_of("float_matmul"), ["forward"]);
     assert_eq!(phase_of("float_exp"), ["-"]);
 }
+
+/// A data loader and a training loop on one device: ops of four threads queue their tags on
+/// CubeCL's device thread at once. Each op's kernel (the stand-in launches it as the op's tag
+/// is popped) must go to that op: no tag popped out of order, none left unattributed, one
+/// kernel per call. Reads of two threads may be open there together, and a read's end then
+/// pops and pushes again the tags above it (the stand-in launches at each of those pops too).
+#[cfg(feature = "wgpu")]
+#[test]
+fn ops_of_four_threads_on_one_device_each_get_their_own_kernels() {
+    use burn::backend::Wgpu;
+    use burn::backend::wgpu::WgpuDevice;
+    use burn_profiled::LaunchThread;
+
+    type W = Profiled<Wgpu>;
+    const TEST: &str = "ops_of_four_threads_on_one_device_each_get_their_own_kernels";
+    if !is_child(TEST) {
+        in_child(TEST, &[]);
+        return;
+    }
+
+    let device = WgpuDevice::default();
+    let mut config = RuntimeConfig::preset(Preset::Profile);
+    config.stopwatch.warmup_iters = 0;
+    let out = tempfile::tempdir().unwrap();
+    let mut session = Session::start::<W>(config, &device, out.path());
+    session.set_launch_thread(LaunchThread::cubecl::<Wgpu>(&device));
+    std::thread::scope(|scope| {
+        for t in 0..4 {
+            let device = &device;
+            scope.spawn(move || {
+                for _ in 0..20 {
+                    support::nesting::thread_ops::<W>(t, device);
+                }
+            });
+        }
+    });
+    session.finish_iter().unwrap();
+    let summary = session.finish().unwrap();
+    assert_standin_released();
+
+    let run = summary.device_time.expect("device time was recorded");
+    assert_eq!(
+        (
+            run.unattributed.unattributed_kernels,
+            run.unattributed.tag_errors
+        ),
+        (0, 0),
+        "every kernel attributed, every tag popped in order"
+    );
+    let ops = read_json(&out.path().join("ops.json"));
+    let rows = ops["rows"].as_array().unwrap();
+    for op in ["float_exp", "float_log", "float_sqrt", "float_cos"] {
+        let row = rows
+            .iter()
+            .find(|row| row["op"] == op)
+            .unwrap_or_else(|| panic!("no {op} row"));
+        assert_eq!(
+            (&row["calls"], &row["kernels"]),
+            (&20.into(), &20.into()),
+            "{row}"
+        );
+    }
+    for row in rows {
+        let (calls, kernels) = (
+            row["calls"].as_u64().unwrap(),
+            row["kernels"].as_u64().unwrap(),
+        );
+        match row["op"].as_str().unwrap().ends_with("_into_data") {
+            true => assert!(kernels >= calls, "{row}"),
+            false => assert_eq!(kernels, calls, "{row}"),
+        }
+    }
+}

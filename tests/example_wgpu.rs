@@ -1,9 +1,11 @@
 //! The NVTX half of `scripts/gpu-check.sh`, on CubeCL's real device thread without a GPU: the
 //! `train` example on burn's `Wgpu` (Mesa's lavapipe; `.ci/run` installs it), fused (the
 //! default) and `--unfused`, under the `profile` preset, with the NVTX recorder injected as
-//! Nsight Systems would be. Run with
-//! `cargo build --features wgpu --example train && cargo test --features wgpu --test
-//! example_wgpu` (`cargo test` with a `--test` filter builds no example).
+//! Nsight Systems would be; and the `learner` example, a burn-train `Learner` with a data
+//! loader of several workers, on the fused backend. Run with
+//! `cargo build --features wgpu,train --example train --example learner && cargo test
+//! --features wgpu,train --test example_wgpu` (`cargo test` with a `--test` filter builds no
+//! example).
 #![cfg(feature = "wgpu")]
 
 use std::collections::HashMap;
@@ -13,6 +15,7 @@ mod support;
 
 /// One recorded NVTX event: the TSV's `tid`, `kind`, `domain` and `message` columns.
 struct Row {
+    ts_ns: u64,
     tid: String,
     kind: String,
     domain: String,
@@ -26,6 +29,7 @@ fn rows(tsv: &str) -> Vec<Row> {
             let cells: Vec<&str> = line.split('\t').collect();
             assert!(cells.len() >= 7, "a short TSV row: {line:?}");
             Row {
+                ts_ns: cells[0].parse().expect("a timestamp"),
                 tid: cells[1].to_owned(),
                 kind: cells[2].to_owned(),
                 domain: cells[3].to_owned(),
@@ -145,6 +149,22 @@ fn every_op_range_is_on_the_device_thread(
             .any(|r| r.kind == "start" && r.message == "capture"),
         "the capture range"
     );
+    // Op ranges (fused blocks' too) start after the profile preset's 3 warm-up steps.
+    let first_op_range = rows
+        .iter()
+        .filter(|r| r.kind == "push" && r.domain == "burn")
+        .map(|r| r.ts_ns)
+        .min()
+        .expect("op ranges");
+    let steps_before = rows
+        .iter()
+        .filter(|r| r.kind == "push" && r.domain == "-" && r.message == "step")
+        .filter(|r| r.ts_ns < first_op_range)
+        .count();
+    assert!(
+        steps_before >= 3,
+        "an op range in warm-up: {steps_before} steps before the first"
+    );
     let mut blocks: Vec<String> = rows
         .iter()
         .filter(|r| r.kind == "push" && r.domain == "burn" && r.message.starts_with("fused "))
@@ -153,4 +173,124 @@ fn every_op_range_is_on_the_device_thread(
     blocks.sort_unstable();
     blocks.dedup();
     blocks
+}
+
+/// burn-train's `Learner` on `Autodiff<fused::Wgpu>`, its data-loader workers putting batches on
+/// the device while the training thread runs, under the `profile` preset: every artefact
+/// written, every range closed, every op range on the device thread, fused blocks among them.
+#[cfg(feature = "train")]
+#[test]
+fn a_learner_on_the_fused_backend_with_loader_workers_writes_everything_and_balanced_ranges() {
+    let example = support::built(
+        "examples/learner",
+        "run `cargo build --features wgpu,train --example learner`",
+    );
+    let recorder = support::built("deps/libnvtx_recorder.so", "run `cargo test`");
+    let out = tempfile::tempdir().unwrap();
+    let tsv = out.path().join("nvtx.tsv");
+    let output = Command::new(&example)
+        .args([
+            "--epochs",
+            "1",
+            "--items",
+            "48",
+            "--batch",
+            "4",
+            "--workers",
+            "3",
+        ])
+        .args(["--preset", "profile", "--out"])
+        .arg(out.path())
+        .env("NVTX_INJECTION64_PATH", &recorder)
+        .env("NVTX_RECORDER_OUT", &tsv)
+        .output()
+        .expect("the example runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        stdout.contains("autodiff<fusion<profiled<cubecl<wgpu"),
+        "{} is not the Wgpu build: run `cargo build --features wgpu,train --example learner`\n{stdout}",
+        example.display()
+    );
+    for artefact in ["ops.json", "run.json", "trace.json"] {
+        assert!(
+            out.path().join(artefact).is_file(),
+            "{artefact} was not written"
+        );
+    }
+    let rows = rows(&std::fs::read_to_string(&tsv).unwrap());
+    let device_thread: Vec<&str> = rows
+        .iter()
+        .filter(|r| r.kind == "name_thread" && r.message.starts_with("cubecl wgpu"))
+        .map(|r| r.tid.as_str())
+        .collect();
+    let mut depth: HashMap<(&str, &str), i64> = HashMap::new();
+    let (mut blocks, mut elsewhere) = (0, Vec::new());
+    for row in &rows {
+        let key = (row.tid.as_str(), row.domain.as_str());
+        match row.kind.as_str() {
+            "push" => {
+                *depth.entry(key).or_default() += 1;
+                if row.domain == "burn" {
+                    blocks += usize::from(row.message.starts_with("fused "));
+                    if !device_thread.contains(&row.tid.as_str()) {
+                        elsewhere.push(row.message.clone());
+                    }
+                }
+            }
+            "pop" => {
+                let open = depth.entry(key).or_default();
+                *open -= 1;
+                assert!(*open >= 0, "a pop without a push on {key:?}");
+            }
+            _ => {}
+        }
+    }
+    assert!(
+        depth.values().all(|open| *open == 0),
+        "ranges left open: {depth:?}"
+    );
+    assert!(blocks > 0, "no fused block among the op ranges");
+    assert_eq!(
+        elsewhere,
+        Vec::<String>::new(),
+        "op ranges off the device thread"
+    );
+}
+
+/// Gradients of intermediate activations come from identity ops whose backward records them
+/// (grad taps): under fusion their backward runs fused with the rest, and the dump must still
+/// hold every activation and its gradient.
+#[test]
+fn the_debug_preset_on_the_fused_backend_dumps_activations_and_their_gradients() {
+    let example = support::built("examples/train", "run `cargo test`");
+    let out = tempfile::tempdir().unwrap();
+    let output = Command::new(&example)
+        .args(["--steps", "3", "--batch", "2", "--preset", "debug", "--out"])
+        .arg(out.path())
+        .output()
+        .expect("the example runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success() && stdout.contains("autodiff<fusion<profiled<cubecl<wgpu"),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let json = |file: &str| -> serde_json::Value {
+        let text = std::fs::read_to_string(out.path().join("dumps/0").join(file))
+            .unwrap_or_else(|error| panic!("dumps/0/{file}: {error}"));
+        serde_json::from_str(&text).unwrap()
+    };
+    let (tensors, grads) = (json("tensors.json"), json("grads.json"));
+    for key in ["features", "attention", "logits"] {
+        assert!(tensors["activations"][key].is_array(), "activation {key}");
+        assert!(
+            grads["activations"][key].is_array(),
+            "gradient of activation {key}"
+        );
+    }
 }

@@ -493,3 +493,20 @@ fn ops_of_four_threads_on_one_fused_device_keep_their_launches_in_their_own_rang
     );
     assert_eq!(broken, Vec::<String>::new(), "on the device thread");
 }
+
+/// A session finds `Profiled` outside `Fusion` by the backend's name, to say once that its op
+/// times are registration times: the names burn gives must read that way.
+#[test]
+fn backend_names_tell_profiled_outside_fusion_from_inside() {
+    let device = WgpuDevice::default();
+    let outside = <Autodiff<burn_profiled::Profiled<BurnFused>> as Backend>::name(&device);
+    let inside = <Autodiff<fused::Wgpu> as Backend>::name(&device);
+    assert!(
+        outside.starts_with("autodiff<profiled<fusion<cubecl<wgpu"),
+        "{outside}"
+    );
+    assert!(
+        inside.starts_with("autodiff<fusion<profiled<cubecl<wgpu"),
+        "{inside}"
+    );
+}

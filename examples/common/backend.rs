@@ -8,9 +8,9 @@
 
 use burn::backend::Autodiff;
 use burn::tensor::Device;
-use burn_profiled::{LaunchThread, Profiled};
 #[cfg(any(feature = "cuda", feature = "wgpu"))]
 use burn_profiled::fused;
+use burn_profiled::{LaunchThread, Profiled};
 
 #[cfg(feature = "cuda")]
 pub type Training = Autodiff<fused::Cuda>;

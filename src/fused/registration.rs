@@ -32,10 +32,17 @@ fn logs() -> MutexGuard<'static, Logs> {
     LOGS.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// Makes this thread, the fusion thread, give unfused ops the phase of the stream they come
-/// from.
-pub(super) fn on_fusion_thread() {
+/// Makes this thread, the fusion thread of `device`, give unfused ops the phase of the stream
+/// they come from, and names it (`fusion <device>`) in NVTX and on the timeline; once.
+pub(super) fn on_fusion_thread(device: &impl std::fmt::Debug) {
+    thread_local! {
+        static DONE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+    if DONE.replace(true) {
+        return;
+    }
     phase::source_from(latest_phase);
+    crate::nvtx::name_current_thread(&format!("fusion {device:?}"));
 }
 
 /// Starts logging phase changes, once: called where a fused device is first seen.

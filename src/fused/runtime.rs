@@ -28,7 +28,7 @@ impl<R: CubeRuntime> FusionRuntime for ProfiledCubeRuntime<R> {
     fn fusers(device: R::CubeDevice) -> Vec<Box<dyn OperationFuser<FusedBlock<R>>>> {
         // Called on the fusion thread, for each new stream.
         registration::install::<R>(&device);
-        registration::on_fusion_thread();
+        registration::on_fusion_thread(&device);
         FusionCubeRuntime::<R>::fusers(device.clone())
             .into_iter()
             .map(|inner| {
