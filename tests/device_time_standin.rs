@@ -489,16 +489,7 @@ fn ops_of_four_threads_on_one_device_each_get_their_own_kernels() {
     let out = tempfile::tempdir().unwrap();
     let mut session = Session::start::<W>(config, &device, out.path());
     session.set_launch_thread(LaunchThread::cubecl::<Wgpu>(&device));
-    std::thread::scope(|scope| {
-        for t in 0..4 {
-            let device = &device;
-            scope.spawn(move || {
-                for _ in 0..20 {
-                    support::nesting::thread_ops::<W>(t, device);
-                }
-            });
-        }
-    });
+    support::nesting::on_four_threads(20, |t| support::nesting::thread_ops::<W>(t, &device));
     session.finish_iter().unwrap();
     let summary = session.finish().unwrap();
     assert_standin_released();

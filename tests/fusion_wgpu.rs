@@ -23,7 +23,7 @@ use nvtx_recorder::{Event, Kind, Message};
 mod vision;
 
 mod support;
-use support::nesting::{Launching, launches_outside_their_ranges, thread_ops};
+use support::nesting::{Launching, launches_outside_their_ranges, on_four_threads, thread_ops};
 
 nvtx_recorder::install_static!();
 
@@ -450,19 +450,7 @@ fn ops_of_four_threads_on_one_fused_device_keep_their_launches_in_their_own_rang
     let attached = launch.attach().expect("CubeCL's launch thread has a queue");
     let observing = probe::observe(Arc::new(Launching(marks)));
     probe::set_op_ranges(true);
-    let results: Vec<Vec<TensorData>> = std::thread::scope(|scope| {
-        let threads: Vec<_> = (0..4)
-            .map(|t| {
-                let device = &device;
-                scope.spawn(move || {
-                    (0..25)
-                        .map(|_| thread_ops::<fused::Wgpu>(t, device))
-                        .collect()
-                })
-            })
-            .collect();
-        threads.into_iter().map(|t| t.join().unwrap()).collect()
-    });
+    let results = on_four_threads(25, |t| thread_ops::<fused::Wgpu>(t, &device));
     probe::set_op_ranges(false);
     drop(observing);
     drop(attached);

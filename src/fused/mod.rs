@@ -2,9 +2,9 @@
 //!
 //! burn's default features make `Cuda` and `Wgpu` fused: `Fusion<CubeBackend<..>>`, which
 //! records ops and runs them later as fused kernels. `Profiled` outside (`Profiled<Cuda>` with
-//! burn's `fusion` feature) only sees ops being recorded. Here it sits inside:
-//! [`Wgpu`] and [`Cuda`] are `Fusion<Profiled<CubeBackend<..>>>`, with burn's default element
-//! types, so
+//! burn's `fusion` feature) only sees ops being recorded. Here it sits inside: `Wgpu` and
+//! `Cuda` (features `wgpu`, `cuda`) are `Fusion<Profiled<CubeBackend<..>>>`, with burn's
+//! default element types, so
 //!
 //! * every fused block is an op: an NVTX range (domain `burn`) named for what it fused,
 //!   `fused elementwise[add, mul, exp]`, a row of the op table (its shapes are the block's

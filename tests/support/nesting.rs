@@ -64,3 +64,17 @@ pub fn thread_ops<B: Backend>(t: usize, device: &B::Device) -> TensorData {
     };
     (y * 2.0).into_data()
 }
+
+/// Runs `work(t)` `iterations` times on each of four threads at once; each thread's results.
+pub fn on_four_threads<T: Send>(
+    iterations: usize,
+    work: impl Fn(usize) -> T + Sync,
+) -> Vec<Vec<T>> {
+    std::thread::scope(|scope| {
+        let work = &work;
+        let threads: Vec<_> = (0..4)
+            .map(|t| scope.spawn(move || (0..iterations).map(|_| work(t)).collect()))
+            .collect();
+        threads.into_iter().map(|t| t.join().unwrap()).collect()
+    })
+}
