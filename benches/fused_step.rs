@@ -5,7 +5,9 @@
 //! Variants: burn's `Autodiff<Fusion<CubeBackend<Wgpu>>>`; `Autodiff<fused::Wgpu>` with
 //! everything off; with statistics on; with op ranges and statistics on and the device's
 //! launch thread attached (every fused block's and unfused op's range queued on CubeCL's
-//! device thread); with op ranges alone, queued. Each step
+//! device thread); with op ranges alone, queued; and with op ranges pushed where the ops run
+//! (the fusion thread), no launch thread attached: their ranges then hold no kernel, which
+//! shows what the queuing costs. Each step
 //! ends with a device sync, so the time is the step's, not its enqueue.
 
 use burn::backend::Autodiff;
@@ -89,8 +91,11 @@ fn fused_step(c: &mut Criterion) {
     bench_step::<Autodiff<fused::Wgpu>>(&mut group, "Autodiff<fused::Wgpu>, all off");
     stats::start(stats::StatsConfig::default());
     bench_step::<Autodiff<fused::Wgpu>>(&mut group, "statistics");
-    let attached = launch.attach();
+    stats::stop();
     probe::set_op_ranges(true);
+    bench_step::<Autodiff<fused::Wgpu>>(&mut group, "op ranges, where the ops run");
+    stats::start(stats::StatsConfig::default());
+    let attached = launch.attach();
     bench_step::<Autodiff<fused::Wgpu>>(&mut group, "op ranges + statistics, queued");
     stats::stop();
     bench_step::<Autodiff<fused::Wgpu>>(&mut group, "op ranges, queued");
