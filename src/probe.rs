@@ -438,10 +438,10 @@ fn finish<B: Backend>(active: ActiveOp<B>) {
             observers::finished(observers, active.op)
         }))
     });
-    let queuing = match active.queuing {
-        Some(hold) => Some(hold),
-        None => active.queued_on.as_ref().map(LaunchThread::hold_queuing),
-    };
+    // A read let go of its hold after its start: its end takes it again.
+    let queuing = active
+        .queuing
+        .or_else(|| active.queued_on.as_ref().map(LaunchThread::hold_queuing));
     at_launches(
         Launches::End,
         active.flags,

@@ -13,6 +13,7 @@ use std::cell::Cell;
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::{Arc, Condvar, Mutex, OnceLock, PoisonError};
+use std::thread::ThreadId;
 
 use burn_backend::{Backend, DeviceId, DeviceOps};
 
@@ -74,25 +75,9 @@ struct Inner {
 /// released by whichever thread drops the hold (a read's future may move).
 #[derive(Default)]
 struct QueuingLock {
-    holder: Mutex<(u64, usize)>,
+    /// The holding thread and how many holds it has.
+    holder: Mutex<(Option<ThreadId>, usize)>,
     released: Condvar,
-}
-
-thread_local! {
-    /// This thread's key for the queuing lock (0: none yet).
-    static THREAD_KEY: Cell<u64> = const { Cell::new(0) };
-}
-
-fn thread_key() -> u64 {
-    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-    match THREAD_KEY.get() {
-        0 => {
-            let key = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            THREAD_KEY.set(key);
-            key
-        }
-        key => key,
-    }
 }
 
 /// A thread's hold of a launch thread's queuing lock; dropping it releases one level.
@@ -106,7 +91,7 @@ impl Drop for QueuingHold {
         let mut holder = lock.holder.lock().unwrap_or_else(PoisonError::into_inner);
         holder.1 = holder.1.saturating_sub(1);
         if holder.1 == 0 {
-            holder.0 = 0;
+            holder.0 = None;
             lock.released.notify_one();
         }
     }
@@ -231,16 +216,16 @@ impl LaunchThread {
     /// Waits until no other thread is queuing an op there, then holds the launch thread for this
     /// one until the hold is dropped: an op holds it from queuing its start to queuing its end.
     pub(crate) fn hold_queuing(&self) -> QueuingHold {
-        let key = thread_key();
+        let this = Some(std::thread::current().id());
         let lock = &self.inner.queuing;
         let mut holder = lock.holder.lock().unwrap_or_else(PoisonError::into_inner);
-        while holder.1 > 0 && holder.0 != key {
+        while holder.1 > 0 && holder.0 != this {
             holder = lock
                 .released
                 .wait(holder)
                 .unwrap_or_else(PoisonError::into_inner);
         }
-        *holder = (key, holder.1 + 1);
+        *holder = (this, holder.1 + 1);
         QueuingHold {
             launch: self.clone(),
         }

@@ -6,6 +6,11 @@
 //! registered, on the registering thread. So at each change of phase this thread's stream
 //! logs the next id and the new phase, and a block's phase is the one logged last before its
 //! first output's id. Blocks of a stream run with that stream current on the fusion thread.
+//!
+//! Logging starts where a fused device is first seen on the user's thread: a tensor handed to
+//! fusion (from data), whose conversion checks once per handle whether it has started (one
+//! load, beside burn-fusion's own work per op). Starting later, in the fusion thread's first
+//! stream, would miss the phases a program enters before fusion has run anything.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{LazyLock, Mutex, MutexGuard, OnceLock, PoisonError};
