@@ -9,6 +9,7 @@
 #![cfg(feature = "wgpu")]
 
 use std::collections::HashMap;
+use std::path::Path;
 use std::process::Command;
 
 mod support;
@@ -65,6 +66,36 @@ fn unfused_every_op_range_is_on_the_device_thread_and_every_range_is_closed() {
     );
 }
 
+/// Runs the example `name` with `args` and `--out out` under the NVTX recorder and checks that
+/// it succeeded on the backend `backend` names; the events recorded.
+fn run_recorded(name: &str, args: &[&str], backend: &str, out: &Path) -> Vec<Row> {
+    let build = "run `cargo build --features wgpu,train --example train --example learner`";
+    let example = support::built(&format!("examples/{name}"), build);
+    let recorder = support::built("deps/libnvtx_recorder.so", "run `cargo test`");
+    let tsv = out.join("nvtx.tsv");
+    let output = Command::new(&example)
+        .args(args)
+        .arg("--out")
+        .arg(out)
+        .env_remove("BURN_PROFILED")
+        .env("NVTX_INJECTION64_PATH", &recorder)
+        .env("NVTX_RECORDER_OUT", &tsv)
+        .output()
+        .expect("the example runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        stdout.contains(backend),
+        "{} is not the Wgpu build: {build}\n{stdout}",
+        example.display()
+    );
+    rows(&std::fs::read_to_string(&tsv).unwrap())
+}
+
 /// Checks that every range of `rows` is closed on its thread and every op range is on CubeCL's
 /// (named) device thread; returns the number of op ranges.
 fn op_ranges_on_the_device_thread(rows: &[Row]) -> usize {
@@ -116,32 +147,10 @@ fn every_op_range_is_on_the_device_thread(
     backend: &str,
     min_op_ranges: usize,
 ) -> Vec<String> {
-    let example = support::built("examples/train", "run `cargo test`");
-    let recorder = support::built("deps/libnvtx_recorder.so", "run `cargo test`");
     let out = tempfile::tempdir().unwrap();
-    let tsv = out.path().join("nvtx.tsv");
-    let output = Command::new(&example)
-        .args(args)
-        .args(["--steps", "5", "--batch", "4", "--out"])
-        .arg(out.path())
-        .env("BURN_PROFILED", "profile")
-        .env("NVTX_INJECTION64_PATH", &recorder)
-        .env("NVTX_RECORDER_OUT", &tsv)
-        .output()
-        .expect("the example runs");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    assert!(
-        stdout.contains(backend),
-        "{} is not the Wgpu build: run `cargo build --features wgpu --example train` first\n{stdout}",
-        example.display()
-    );
-
-    let rows = rows(&std::fs::read_to_string(&tsv).unwrap());
+    let mut args = args.to_vec();
+    args.extend(["--steps", "5", "--batch", "4", "--preset", "profile"]);
+    let rows = run_recorded("train", &args, backend, out.path());
     let op_ranges = op_ranges_on_the_device_thread(&rows);
     assert!(op_ranges > min_op_ranges, "{op_ranges} op ranges");
     for user in ["step", "forward", "backward", "optimizer", "load batch"] {
@@ -188,48 +197,27 @@ fn every_op_range_is_on_the_device_thread(
 #[cfg(feature = "train")]
 #[test]
 fn a_learner_on_the_fused_backend_with_loader_workers_writes_everything_and_balanced_ranges() {
-    let example = support::built(
-        "examples/learner",
-        "run `cargo build --features wgpu,train --example learner`",
-    );
-    let recorder = support::built("deps/libnvtx_recorder.so", "run `cargo test`");
     let out = tempfile::tempdir().unwrap();
-    let tsv = out.path().join("nvtx.tsv");
-    let output = Command::new(&example)
-        .args([
-            "--epochs",
-            "1",
-            "--items",
-            "48",
-            "--batch",
-            "4",
-            "--workers",
-            "3",
-        ])
-        .args(["--preset", "profile", "--out"])
-        .arg(out.path())
-        .env("NVTX_INJECTION64_PATH", &recorder)
-        .env("NVTX_RECORDER_OUT", &tsv)
-        .output()
-        .expect("the example runs");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    assert!(
-        stdout.contains("autodiff<fusion<profiled<cubecl<wgpu"),
-        "{} is not the Wgpu build: run `cargo build --features wgpu,train --example learner`\n{stdout}",
-        example.display()
-    );
+    let args = [
+        "--epochs",
+        "1",
+        "--items",
+        "48",
+        "--batch",
+        "4",
+        "--workers",
+        "3",
+        "--preset",
+        "profile",
+    ];
+    let backend = "autodiff<fusion<profiled<cubecl<wgpu";
+    let rows = run_recorded("learner", &args, backend, out.path());
     for artefact in ["ops.json", "run.json", "trace.json"] {
         assert!(
             out.path().join(artefact).is_file(),
             "{artefact} was not written"
         );
     }
-    let rows = rows(&std::fs::read_to_string(&tsv).unwrap());
     op_ranges_on_the_device_thread(&rows);
     assert!(
         rows.iter()
@@ -243,18 +231,13 @@ fn a_learner_on_the_fused_backend_with_loader_workers_writes_everything_and_bala
 /// hold every activation and its gradient.
 #[test]
 fn the_debug_preset_on_the_fused_backend_dumps_activations_and_their_gradients() {
-    let example = support::built("examples/train", "run `cargo test`");
     let out = tempfile::tempdir().unwrap();
-    let output = Command::new(&example)
-        .args(["--steps", "3", "--batch", "2", "--preset", "debug", "--out"])
-        .arg(out.path())
-        .output()
-        .expect("the example runs");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success() && stdout.contains("autodiff<fusion<profiled<cubecl<wgpu"),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
+    let args = ["--steps", "3", "--batch", "2", "--preset", "debug"];
+    run_recorded(
+        "train",
+        &args,
+        "autodiff<fusion<profiled<cubecl<wgpu",
+        out.path(),
     );
     let json = |file: &str| -> serde_json::Value {
         let text = std::fs::read_to_string(out.path().join("dumps/0").join(file))

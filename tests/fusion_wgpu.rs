@@ -14,16 +14,19 @@ use burn::tensor::backend::{AutodiffBackend, Backend};
 use burn::tensor::{Int, Tensor, TensorData};
 use burn_cubecl::CubeBackend;
 use burn_fusion::Fusion;
-use burn_profiled::probe::{self, Op, OpObserver};
+use burn_profiled::probe;
 use burn_profiled::stats::{self, GroupBy, StatsConfig};
 use burn_profiled::{LaunchThread, fused, nvtx};
-use nvtx_recorder::{Event, Kind, Message};
+use nvtx_recorder::Event;
 
 #[path = "../examples/common/vision.rs"]
 mod vision;
 
 mod support;
-use support::nesting::{Launching, launches_outside_their_ranges, on_four_threads, thread_ops};
+use support::Started;
+use support::nesting::{
+    Launching, device_thread, launches_outside_their_ranges, on_four_threads, op_ranges, thread_ops,
+};
 
 nvtx_recorder::install_static!();
 
@@ -41,29 +44,6 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
 fn user_ranges() {
     static RANGES: std::sync::Once = std::sync::Once::new();
     RANGES.call_once(|| nvtx::enable(nvtx::RangeConfig::new()));
-}
-
-/// The ops started, with the OS thread each started on, in order.
-#[derive(Default)]
-struct Started(Mutex<Vec<(&'static str, u64)>>);
-
-impl OpObserver for Started {
-    fn op_started(&self, op: &'static Op) {
-        let tid = nvtx_recorder::current_tid();
-        self.0.lock().unwrap().push((op.name(), tid));
-    }
-    fn op_finished(&self, _op: &'static Op) {}
-}
-
-impl Started {
-    fn names(&self) -> Vec<&'static str> {
-        self.0
-            .lock()
-            .unwrap()
-            .iter()
-            .map(|(name, _)| *name)
-            .collect()
-    }
 }
 
 /// Losses of each step, then every parameter value after the last step.
@@ -136,27 +116,6 @@ fn training_on_fused_profiled_wgpu_is_bit_identical_to_burns_fused_wgpu() {
         "the backward's elementwise ops fuse too: {:?}",
         rows.iter().map(|row| &row.op).collect::<Vec<_>>()
     );
-}
-
-/// The OS thread CubeCL launches the kernels on, from the NVTX name `cubecl` gives it.
-fn device_thread(launch: &LaunchThread) -> u64 {
-    nvtx_recorder::events()
-        .into_iter()
-        .find(|e| e.kind == Kind::NameThread && e.message.text() == Some(launch.thread_name()))
-        .unwrap_or_else(|| panic!("{} was not named", launch.thread_name()))
-        .tid
-}
-
-/// The `burn` domain's pushes (names) and pops (`pop`) in `events`.
-fn op_ranges(events: &[Event]) -> Vec<String> {
-    events
-        .iter()
-        .filter(|e| matches!(e.kind, Kind::Push | Kind::Pop) && e.domain.as_deref() == Some("burn"))
-        .map(|e| match (&e.kind, &e.message) {
-            (Kind::Push, Message::Registered(name)) => name.clone(),
-            _ => "pop".to_owned(),
-        })
-        .collect()
 }
 
 /// Ranges must nest: no pop without a push, none left open.
@@ -267,8 +226,8 @@ fn block_names_agree_with_burns_fusion_inspector() {
             BlockKind::Unfused => None,
         })
         .collect();
-    let recorded: Vec<(String, usize)> = started
-        .names()
+    let names: Vec<&str> = started.0.lock().unwrap().iter().map(|(n, _)| *n).collect();
+    let recorded: Vec<(String, usize)> = names
         .into_iter()
         .filter_map(|name| name.strip_prefix("fused "))
         .map(|name| {

@@ -11,37 +11,18 @@ use burn::tensor::backend::Backend;
 use burn::tensor::{Tensor, TensorData};
 use burn_profiled::probe;
 use burn_profiled::{LaunchThread, Profiled};
-use nvtx_recorder::{Event, Kind, Message};
+use nvtx_recorder::{Kind, Message};
 
 mod support;
 use support::Started;
-use support::nesting::{Launching, launches_outside_their_ranges, on_four_threads, thread_ops};
+use support::nesting::{
+    Launching, device_thread, launches_outside_their_ranges, on_four_threads, op_ranges, thread_ops,
+};
 
 nvtx_recorder::install_static!();
 
 /// The switches and the registry are process-wide: one test at a time.
 static SERIAL: Mutex<()> = Mutex::new(());
-
-/// The OS thread CubeCL launches the kernels on, from the NVTX name `cubecl` gives it.
-fn device_thread(launch: &LaunchThread) -> u64 {
-    let named: Vec<Event> = nvtx_recorder::events()
-        .into_iter()
-        .filter(|e| e.kind == Kind::NameThread && e.message.text() == Some(launch.thread_name()))
-        .collect();
-    assert!(!named.is_empty(), "{} was not named", launch.thread_name());
-    named[0].tid
-}
-
-fn op_ranges(events: &[Event]) -> Vec<String> {
-    events
-        .iter()
-        .filter(|e| matches!(e.kind, Kind::Push | Kind::Pop) && e.domain.as_deref() == Some("burn"))
-        .map(|e| match (&e.kind, &e.message) {
-            (Kind::Push, Message::Registered(name)) => name.clone(),
-            _ => "pop".to_owned(),
-        })
-        .collect()
-}
 
 fn small_ops<B: Backend>(device: &B::Device) -> TensorData {
     let x = Tensor::<B, 2>::from_floats([[1.0, 2.0], [3.0, 4.0]], device);

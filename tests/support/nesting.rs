@@ -1,12 +1,33 @@
-//! Whether ops of several threads keep their ranges to themselves on a launch thread: each op
-//! sends a mark there while it runs (as it sends its kernel launches), and the mark must land
-//! inside that op's own range.
+//! Op ranges on a launch thread: which thread that is, its op ranges, and whether ops of
+//! several threads keep their ranges to themselves there (each op sends a mark there while it
+//! runs, as it sends its kernel launches, and the mark must land inside that op's own range).
 
 use burn::tensor::backend::Backend;
 use burn::tensor::{Tensor, TensorData};
 use burn_profiled::LaunchThread;
 use burn_profiled::probe::{Op, OpObserver};
 use nvtx_recorder::{Event, Kind, Message};
+
+/// The OS thread `launch` runs on, from the NVTX name it gives that thread.
+pub fn device_thread(launch: &LaunchThread) -> u64 {
+    nvtx_recorder::events()
+        .into_iter()
+        .find(|e| e.kind == Kind::NameThread && e.message.text() == Some(launch.thread_name()))
+        .unwrap_or_else(|| panic!("{} was not named", launch.thread_name()))
+        .tid
+}
+
+/// The `burn` domain's pushes (names) and pops (`pop`) in `events`.
+pub fn op_ranges(events: &[Event]) -> Vec<String> {
+    events
+        .iter()
+        .filter(|e| matches!(e.kind, Kind::Push | Kind::Pop) && e.domain.as_deref() == Some("burn"))
+        .map(|e| match (&e.kind, &e.message) {
+            (Kind::Push, Message::Registered(name)) => name.clone(),
+            _ => "pop".to_owned(),
+        })
+        .collect()
+}
 
 /// Stands for a kernel launch we can see: every op sends a mark through the launch thread's
 /// blocking runner, into the queue its kernel launches go through.
