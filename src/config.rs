@@ -135,6 +135,22 @@ pub struct HostSection {
     pub memory_limit_mib: Option<u64>,
 }
 
+/// The memory section: where the memory goes ([`memory`](crate::memory)).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MemorySection {
+    /// At each measured step's end: host RSS, and each device's memory in use and reserved
+    /// (through the session's launch threads), in `run.json` and `trace.json`, with the peaks
+    /// and the growth warning.
+    pub per_step: bool,
+    /// Per op, after warm-up: the bytes it allocated and the memory in use when it ended, as
+    /// `Alloc` and `Peak` in the op table and `ops.json` (needs `[stats] enabled`).
+    pub per_op: bool,
+    /// Stop the run cleanly when a device's reserved memory passes this many MiB (read at each
+    /// step's end, through the session's launch threads).
+    pub device_limit_mib: Option<std::num::NonZeroU64>,
+}
+
 /// What every tool does in a run. Missing keys take their defaults (everything off); unknown
 /// keys are errors.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -154,6 +170,8 @@ pub struct RuntimeConfig {
     pub capture: CaptureSection,
     /// Host memory.
     pub host: HostSection,
+    /// Memory per step and per op.
+    pub memory: MemorySection,
 }
 
 /// The presets.
@@ -228,6 +246,16 @@ pub enum ConfigError {
         /// serde_json's message, with the line and column.
         message: String,
     },
+    /// Keys whose values cannot go together.
+    #[error("invalid configuration{}: `{key}` {message}", origin(.path))]
+    Invalid {
+        /// The file, if there is one.
+        path: Option<PathBuf>,
+        /// The key at fault, as `section.key`.
+        key: &'static str,
+        /// What is wrong.
+        message: &'static str,
+    },
     /// A file that is neither `.toml` nor `.json`.
     #[error("configuration file {0} must end in .toml or .json")]
     Extension(PathBuf),
@@ -248,7 +276,10 @@ impl RuntimeConfig {
         let mut config = RuntimeConfig::default();
         match preset {
             Preset::Train => {}
-            Preset::Eval => config.stopwatch.enabled = true,
+            Preset::Eval => {
+                config.stopwatch.enabled = true;
+                config.memory.per_step = true;
+            }
             Preset::Profile | Preset::Debug => {
                 config.stopwatch.enabled = true;
                 config.nvtx.user_ranges = true;
@@ -259,7 +290,9 @@ impl RuntimeConfig {
                 config.stats.device_time = cfg!(feature = "cupti");
                 config.trace.enabled = true;
                 config.capture.after_warmup = true;
+                config.memory.per_step = true;
                 if preset == Preset::Debug {
+                    config.memory.per_op = true;
                     config.nvtx.keep_track_of_range_order = true;
                     config.dump.enabled = true;
                     config.stats.by_shapes = true;
@@ -271,18 +304,34 @@ impl RuntimeConfig {
 
     /// Parses TOML text.
     pub fn from_toml_str(text: &str) -> Result<Self, ConfigError> {
-        toml::from_str(text).map_err(|error| ConfigError::Toml {
-            path: None,
-            message: error.to_string().trim_end().to_owned(),
-        })
+        toml::from_str::<Self>(text)
+            .map_err(|error| ConfigError::Toml {
+                path: None,
+                message: error.to_string().trim_end().to_owned(),
+            })?
+            .validated()
     }
 
     /// Parses JSON text.
     pub fn from_json_str(text: &str) -> Result<Self, ConfigError> {
-        serde_json::from_str(text).map_err(|error| ConfigError::Json {
-            path: None,
-            message: error.to_string(),
-        })
+        serde_json::from_str::<Self>(text)
+            .map_err(|error| ConfigError::Json {
+                path: None,
+                message: error.to_string(),
+            })?
+            .validated()
+    }
+
+    /// The configuration, or the first pair of keys that cannot go together.
+    pub fn validated(self) -> Result<Self, ConfigError> {
+        if self.memory.per_op && !self.stats.enabled {
+            return Err(ConfigError::Invalid {
+                path: None,
+                key: "memory.per_op",
+                message: "needs `stats.enabled = true`: per-op memory is columns of the op table",
+            });
+        }
+        Ok(self)
     }
 
     /// Reads a `.toml` or `.json` file.
@@ -299,6 +348,11 @@ impl RuntimeConfig {
             },
             ConfigError::Json { message, .. } => ConfigError::Json {
                 path: Some(path.to_owned()),
+                message,
+            },
+            ConfigError::Invalid { key, message, .. } => ConfigError::Invalid {
+                path: Some(path.to_owned()),
+                key,
                 message,
             },
             other => other,

@@ -142,16 +142,36 @@ pub struct MemoryGuard {
     limit_bytes: u64,
 }
 
-/// The error of [`MemoryGuard::check`]: the run passed its memory limit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "host memory limit reached: this process uses {rss_mib} MiB of resident memory, more than the limit of {limit_mib} MiB; stopping the run"
-)]
+/// The error of [`MemoryGuard::check`], and of a session's device memory limit
+/// (`[memory] device_limit_mib`): the run passed its memory limit.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", limit_text(self))]
 pub struct MemoryLimitExceeded {
-    /// The resident memory measured, in MiB.
-    pub rss_mib: u64,
+    /// What passed its limit: `host` (this process's resident memory) or a device (its
+    /// reserved memory), as `Debug` prints it.
+    pub memory: String,
+    /// The memory measured, in MiB.
+    pub used_mib: u64,
     /// The limit, in MiB.
     pub limit_mib: u64,
+}
+
+fn limit_text(exceeded: &MemoryLimitExceeded) -> String {
+    let MemoryLimitExceeded {
+        memory,
+        used_mib,
+        limit_mib,
+    } = exceeded;
+    match memory.as_str() {
+        "host" => format!(
+            "host memory limit reached: this process uses {used_mib} MiB of resident memory, \
+             more than the limit of {limit_mib} MiB; stopping the run"
+        ),
+        device => format!(
+            "device memory limit reached: {device} has {used_mib} MiB reserved, more than the \
+             limit of {limit_mib} MiB; stopping the run"
+        ),
+    }
 }
 
 impl MemoryGuard {
@@ -174,7 +194,8 @@ impl MemoryGuard {
     pub fn check_rss(&self, rss_bytes: u64) -> Result<(), MemoryLimitExceeded> {
         if rss_bytes > self.limit_bytes {
             Err(MemoryLimitExceeded {
-                rss_mib: rss_bytes >> 20,
+                memory: "host".to_owned(),
+                used_mib: rss_bytes >> 20,
                 limit_mib: self.limit_bytes >> 20,
             })
         } else {
@@ -227,5 +248,14 @@ mod tests {
             "host memory limit reached: this process uses 150 MiB of resident memory, more than the limit of 100 MiB; stopping the run"
         );
         assert!(MemoryGuard::new(1).check().is_err());
+        let device = MemoryLimitExceeded {
+            memory: "Cuda(0)".to_owned(),
+            used_mib: 20_480,
+            limit_mib: 20_000,
+        };
+        assert_eq!(
+            device.to_string(),
+            "device memory limit reached: Cuda(0) has 20480 MiB reserved, more than the limit of 20000 MiB; stopping the run"
+        );
     }
 }

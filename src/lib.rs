@@ -16,6 +16,7 @@
 //! | [`device_time`] | each op's kernels and their device time through CUPTI (feature `cupti`), in the op table |
 //! | [`trace`] | a Chrome trace-event timeline (Perfetto, `chrome://tracing`) of ops, ranges and measurements |
 //! | [`host`] | CPU usage, resident memory and a memory guard |
+//! | [`memory`] | where the memory goes: per step, per op and per phase, the leak warning, out-of-memory context, the [tracking allocator](memory::TrackingAllocator) |
 //! | [`dump`] | tensor dumps compatible with the Python `TensorDumper`, and their comparison (offline: the `burn-dump-diff` binary) |
 //!
 //! ```
@@ -54,6 +55,7 @@ mod files;
 pub mod fused;
 pub mod host;
 mod launch_thread;
+pub mod memory;
 pub mod nvtx;
 mod python;
 mod session;

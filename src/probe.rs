@@ -27,7 +27,8 @@ use std::time::Duration;
 use burn_backend::{Backend, Shape, TensorMetadata};
 
 use crate::context::device as context_device;
-use crate::context::launch::{LaunchThread, QueuedTask, QueuingHold};
+use crate::context::launch::{LaunchThread, QueuedMemory, QueuedTask, QueuingHold};
+use crate::context::memory::{self as context_memory, ThreadAllocations};
 use crate::context::switches::{self, DEVICE, OBSERVE, QUEUED, RANGES, SHAPES, STATS, SYNC, TRACE};
 use crate::context::{attached, clock, phase};
 use crate::sinks::observers::{self, Observers};
@@ -238,6 +239,50 @@ struct ActiveOp<B: Backend> {
     instance: u64,
     /// The op's device (`context::device`), 0 when unknown or not asked for.
     device_id: u32,
+    /// How the op's memory is read, with per-op memory on.
+    memory: Option<MemoryAtStart>,
+}
+
+/// An op's memory at its start, read where its allocations are made.
+enum MemoryAtStart {
+    /// Its device's memory in use, read here (on its launch thread) through `launch`.
+    Device { launch: LaunchThread, in_use: u64 },
+    /// This thread's host allocations (a tracking allocator is installed).
+    Host(ThreadAllocations),
+    /// Read on its launch thread by its queued start and end.
+    Queued(QueuedMemory),
+}
+
+/// Whether the op started a record of the op running on this thread, for an out-of-memory
+/// message ([`running_op`]).
+struct Running {
+    op: &'static Op,
+    phase: u32,
+    shapes: Option<Vec<Shape>>,
+    device: u32,
+}
+
+thread_local! {
+    /// The ops running on this thread with per-op memory on, innermost last.
+    static RUNNING: std::cell::RefCell<Vec<Running>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The innermost op running on this thread, recorded while per-op memory is on: its name,
+/// phase, input shapes (as text) and device id.
+pub(crate) fn running_op() -> Option<(&'static str, String, Option<String>, u32)> {
+    RUNNING
+        .try_with(|running| {
+            running.borrow().last().map(|r| {
+                (
+                    r.op.name(),
+                    phase::name(r.phase),
+                    r.shapes.as_deref().map(stats::shapes_text),
+                    r.device,
+                )
+            })
+        })
+        .ok()
+        .flatten()
 }
 
 /// What an op does where its kernels are launched, first: open its range, tag the launches
@@ -267,6 +312,8 @@ struct QueuedOpen {
     flags: u8,
     op: &'static Op,
     device_op: u64,
+    /// Its stream's memory in use at its start, with per-op memory on.
+    in_use_at_start: Option<u64>,
 }
 
 thread_local! {
@@ -276,14 +323,27 @@ thread_local! {
 }
 
 /// [`launches_start`] of an op queued from another thread.
-fn queued_start(flags: u8, op: &'static Op, device_op: u64, instance: u64) {
+fn queued_start(task: QueuedTask) {
+    let QueuedTask {
+        flags,
+        op,
+        id: device_op,
+        instance,
+        memory,
+        ..
+    } = task;
     launches_start(flags, op, device_op);
+    let in_use_at_start = memory.and_then(|memory| {
+        let in_use = memory.launch.memory_of(Some(memory.stream))?.in_use_bytes;
+        Some(in_use)
+    });
     QUEUED_OPEN.with_borrow_mut(|open| {
         open.push(QueuedOpen {
             instance,
             flags,
             op,
             device_op,
+            in_use_at_start,
         })
     });
 }
@@ -291,18 +351,37 @@ fn queued_start(flags: u8, op: &'static Op, device_op: u64, instance: u64) {
 /// [`launches_end`] of an op queued from another thread. The launch thread's NVTX ranges and
 /// CUPTI tags are stacks: when ops opened after this one are still open (reads of two threads
 /// overlapping), they are closed, this one ends, and they are opened again, so every range
-/// stays nested and ends where its op does.
-fn queued_end(flags: u8, op: &'static Op, device_op: u64, instance: u64) {
-    let above = QUEUED_OPEN.with_borrow_mut(|open| {
+/// stays nested and ends where its op does. With per-op memory, the op's memory is read here,
+/// where its allocations were made, and recorded under its row.
+fn queued_end(task: QueuedTask) {
+    let QueuedTask {
+        flags,
+        op,
+        id: device_op,
+        instance,
+        memory,
+        ..
+    } = task;
+    let (above, in_use_at_start) = QUEUED_OPEN.with_borrow_mut(|open| {
         match open.iter().rposition(|o| o.instance == instance) {
             Some(at) => {
                 let above = open.split_off(at + 1);
-                open.pop();
-                above
+                let this = open.pop().and_then(|o| o.in_use_at_start);
+                (above, this)
             }
-            None => Vec::new(),
+            None => (Vec::new(), None),
         }
     });
+    if let (Some(memory), Some(at_start)) = (memory, in_use_at_start)
+        && let Some(at_end) = memory.launch.memory_of(Some(memory.stream))
+    {
+        stats::record_memory(
+            op,
+            (memory.phase, memory.device),
+            memory.shapes,
+            device_memory(at_start, at_end.in_use_bytes),
+        );
+    }
     for o in above.iter().rev() {
         launches_end(o.flags, o.op, o.device_op);
     }
@@ -311,6 +390,15 @@ fn queued_end(flags: u8, op: &'static Op, device_op: u64, instance: u64) {
         launches_start(o.flags, o.op, o.device_op);
     }
     QUEUED_OPEN.with_borrow_mut(|open| open.extend(above));
+}
+
+/// An op's memory on a device that reports memory in use only: what it grew or shrank by.
+fn device_memory(at_start: u64, at_end: u64) -> stats::OpMemory {
+    stats::OpMemory {
+        alloc_bytes: at_end.saturating_sub(at_start),
+        freed_bytes: at_start.saturating_sub(at_end),
+        in_use_bytes: at_end,
+    }
 }
 
 #[inline(never)]
@@ -325,6 +413,10 @@ fn start<B: Backend>(
         .then(|| attached::launch_thread_of(device.as_ref()))
         .flatten();
     let device_id = device.as_ref().map_or(0, context_device::id);
+    let memory_per_op = flags & STATS != 0 && stats::memory_per_op();
+    let memory_launch = memory_per_op
+        .then(|| attached::memory_launch_thread_of(device.as_ref()))
+        .flatten();
     let device = device.filter(|_| flags & SYNC != 0);
     sync::<B>(device.as_ref());
     let device_op = (flags & DEVICE != 0).then(device_time::new_op_id);
@@ -334,12 +426,36 @@ fn start<B: Backend>(
         Some(_) => next_instance(),
         None => 0,
     };
+    let phase = phase::current();
+    let queued_memory = match (&queued_on, &memory_launch) {
+        (Some(queued_on), Some(memory_launch)) if queued_on.same_as(memory_launch) => {
+            Some(QueuedMemory {
+                launch: memory_launch.clone(),
+                stream: memory_launch.current_stream(),
+                phase,
+                shapes: None,
+                device: device_id,
+            })
+        }
+        _ => None,
+    };
+    if memory_per_op {
+        RUNNING.with_borrow_mut(|running| {
+            running.push(Running {
+                op,
+                phase,
+                shapes: shapes.clone(),
+                device: device_id,
+            })
+        });
+    }
     at_launches(
         Launches::Start,
         flags,
         op,
         (device_op, instance),
         queued_on.as_ref(),
+        queued_memory.clone().map(Box::new),
     );
     let observers = if flags & OBSERVE != 0 {
         observers::installed()
@@ -356,7 +472,11 @@ fn start<B: Backend>(
                 op,
                 (device_op, instance),
                 queued_on.as_ref(),
+                None,
             );
+            if memory_per_op {
+                RUNNING.with_borrow_mut(Vec::pop);
+            }
             resume_unwind(panic);
         }
     }
@@ -370,6 +490,21 @@ fn start<B: Backend>(
             started,
         );
     }
+    let memory = match (queued_memory, memory_launch) {
+        (Some(queued), _) => Some(MemoryAtStart::Queued(queued)),
+        (None, Some(launch)) => launch.memory_of(None).map(|memory| MemoryAtStart::Device {
+            launch,
+            in_use: memory.in_use_bytes,
+        }),
+        (None, None) if memory_per_op => {
+            let host = context_memory::thread_allocations().map(MemoryAtStart::Host);
+            if host.is_none() {
+                stats::host_untracked();
+            }
+            host
+        }
+        (None, None) => None,
+    };
     ActiveOp {
         op,
         flags,
@@ -382,6 +517,7 @@ fn start<B: Backend>(
         queuing,
         instance,
         device_id,
+        memory,
     }
 }
 
@@ -414,8 +550,15 @@ impl<B: Backend> Drop for OpGuard<B> {
 }
 
 #[inline(never)]
-fn finish<B: Backend>(active: ActiveOp<B>) {
+fn finish<B: Backend>(mut active: ActiveOp<B>) {
     sync::<B>(active.device.as_ref());
+    let queued_memory = match active.memory.take() {
+        None => None,
+        Some(at_start) => {
+            RUNNING.with_borrow_mut(Vec::pop);
+            finish_memory(&active, at_start)
+        }
+    };
     if let Some(started) = active.started {
         let ended = clock::now();
         if active.flags & STATS != 0 {
@@ -448,6 +591,7 @@ fn finish<B: Backend>(active: ActiveOp<B>) {
         active.op,
         (active.device_op, active.instance),
         active.queued_on.as_ref(),
+        queued_memory,
     );
     drop(queuing);
     if let Some(launch) = &active.queued_on
@@ -466,6 +610,39 @@ fn finish<B: Backend>(active: ActiveOp<B>) {
     }
 }
 
+/// Records the memory of an op that read it here, or makes what its queued end reads it for.
+fn finish_memory<B: Backend>(
+    active: &ActiveOp<B>,
+    at_start: MemoryAtStart,
+) -> Option<Box<QueuedMemory>> {
+    let call = match at_start {
+        MemoryAtStart::Queued(queued) => {
+            return Some(Box::new(QueuedMemory {
+                shapes: active.shapes.clone().map(Vec::into_boxed_slice),
+                ..queued
+            }));
+        }
+        MemoryAtStart::Device { launch, in_use } => {
+            device_memory(in_use, launch.memory_of(None)?.in_use_bytes)
+        }
+        MemoryAtStart::Host(at_start) => {
+            let now = context_memory::thread_allocations()?;
+            stats::OpMemory {
+                alloc_bytes: now.allocated.saturating_sub(at_start.allocated),
+                freed_bytes: now.freed.saturating_sub(at_start.freed),
+                in_use_bytes: context_memory::host_in_use().unwrap_or(0),
+            }
+        }
+    };
+    stats::record_memory(
+        active.op,
+        (phase::current(), active.device_id),
+        active.shapes.clone().map(Vec::into_boxed_slice),
+        call,
+    );
+    None
+}
+
 /// The start or the end of what an op does where its kernels are launched.
 enum Launches {
     Start,
@@ -480,6 +657,7 @@ fn at_launches(
     op: &'static Op,
     (device_op, instance): (Option<u64>, u64),
     queued_on: Option<&LaunchThread>,
+    memory: Option<Box<QueuedMemory>>,
 ) {
     let id = device_op.unwrap_or(0);
     match (queued_on, launches) {
@@ -494,6 +672,7 @@ fn at_launches(
             op,
             id,
             instance,
+            memory,
         }),
     }
 }

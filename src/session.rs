@@ -29,6 +29,7 @@ use serde::Serialize;
 use crate::config::RuntimeConfig;
 use crate::device_time::{self, DeviceTimeSummary};
 use crate::host::{MemoryGuard, MemoryLimitExceeded};
+use crate::memory::{self, MemoryRun, MemorySteps, StepSample};
 use crate::nvtx::{self, RangeConfig};
 use crate::stopwatch::{self, StopwatchConfig};
 use crate::{AttachedLaunchThread, DeviceSync, LaunchThread, probe, stats, trace};
@@ -58,6 +59,10 @@ pub struct Session {
     sync: DeviceSync,
     /// Whether device time is being recorded.
     device_time: bool,
+    /// The per-step memory series, with `[memory] per_step`.
+    memory_steps: Option<MemorySteps>,
+    /// Whether a memory limit stopped the run (its message is printed once).
+    stopped: bool,
 }
 
 /// What [`Session::finish`] wrote, for `run.json` and the caller.
@@ -84,6 +89,9 @@ pub struct RunSummary {
     /// Device time, if it was recorded (`[stats] device_time`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub device_time: Option<DeviceTimeRun>,
+    /// Memory per step, its peaks and growth (`[memory] per_step`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory: Option<MemoryRun>,
     /// Files written.
     pub files: Vec<PathBuf>,
 }
@@ -213,7 +221,16 @@ impl Session {
             attached: Vec::new(),
             sync: session_sync,
             device_time: false,
+            memory_steps: None,
+            stopped: false,
         };
+        let memory_config = &session.config.memory;
+        if memory_config.per_step || memory_config.per_op {
+            memory::install_out_of_memory_context();
+        }
+        if memory_config.per_step {
+            session.memory_steps = Some(MemorySteps::default());
+        }
         if session.config.stopwatch.warmup_iters == 0 {
             session.end_warmup();
         }
@@ -271,6 +288,8 @@ impl Session {
     /// # }
     /// ```
     pub fn set_launch_thread(&mut self, launch_thread: LaunchThread) {
+        // Device memory is read per stream: this thread's is the one its steps allocate in.
+        launch_thread.note_stream();
         self.attached
             .retain(|attached| !attached.launch_thread().same_device(&launch_thread));
         self.attached.extend(launch_thread.attach());
@@ -307,6 +326,7 @@ impl Session {
         if config.stats.enabled {
             stats::start(stats::StatsConfig {
                 by_shapes: config.stats.by_shapes,
+                memory: config.memory.per_op,
             });
         }
         if config.stats.device_time {
@@ -325,12 +345,17 @@ impl Session {
         }
     }
 
-    /// Ends an iteration: the stopwatch's `finish_iter`, per-op tools on when warm-up ends, and
-    /// the memory guard's check. With device time, every 20 steps: a device sync, then the
-    /// kernels CUPTI recorded are collected into the statistics.
+    /// Ends an iteration: the stopwatch's `finish_iter`, per-op tools on when warm-up ends, the
+    /// memory sample of a measured step (`[memory] per_step`), and the memory guards' checks
+    /// (`[host] memory_limit_mib`, `[memory] device_limit_mib`). With device time, every 20
+    /// steps: a device sync, then the kernels CUPTI recorded are collected into the statistics.
+    ///
+    /// Past a memory limit it returns the guard's error, having printed it on stderr (once):
+    /// stop the run, and exit with a failure code.
     pub fn finish_iter(&mut self) -> Result<(), MemoryLimitExceeded> {
         stopwatch::finish_iter();
         self.steps += 1;
+        memory::set_step(self.steps);
         if self.device_time && self.steps.is_multiple_of(DEVICE_TIME_EVERY) {
             // Keeps what CUPTI and the matching hold bounded over long runs. After a sync, as
             // CUPTI holds back a buffer while a kernel in it runs, unless forced, and a forced
@@ -338,12 +363,56 @@ impl Session {
             self.sync.sync();
             probe::flush_device_time();
         }
+        let measured = self.warmup_done;
         if !self.warmup_done && self.steps >= self.config.stopwatch.warmup_iters {
             self.end_warmup();
         }
-        match &self.memory_guard {
-            Some(guard) => guard.check(),
+        let device_limit = self.config.memory.device_limit_mib;
+        let sample = (measured && self.memory_steps.is_some() || device_limit.is_some())
+            .then(|| self.memory_sample());
+        if let Some(sample) = &sample {
+            memory::remember(sample);
+        }
+        let exceeded = match (&self.memory_guard, device_limit, &sample) {
+            (Some(guard), _, _) if guard.check().is_err() => guard.check().err(),
+            (_, Some(limit), Some(sample)) => sample
+                .devices
+                .iter()
+                .find(|(_, memory)| memory.reserved_bytes > limit.get() << 20)
+                .map(|(device, memory)| MemoryLimitExceeded {
+                    memory: device.clone(),
+                    used_mib: memory.reserved_bytes >> 20,
+                    limit_mib: limit.get(),
+                }),
+            _ => None,
+        };
+        if let (Some(steps), Some(sample), true) = (&mut self.memory_steps, sample, measured) {
+            steps.record(sample);
+        }
+        match exceeded {
+            Some(exceeded) => {
+                if !self.stopped {
+                    self.stopped = true;
+                    eprintln!("burn-profiled: {exceeded}");
+                }
+                Err(exceeded)
+            }
             None => Ok(()),
+        }
+    }
+
+    /// The memory now, at the end of step `steps - 1`.
+    fn memory_sample(&self) -> StepSample {
+        let (host_rss_bytes, host_in_use_bytes) = memory::host_now();
+        StepSample {
+            step: self.steps - 1,
+            host_rss_bytes,
+            host_in_use_bytes,
+            devices: self
+                .launch_threads
+                .iter()
+                .filter_map(|launch| Some((launch.device_name().to_owned(), launch.memory()?)))
+                .collect(),
         }
     }
 
@@ -430,6 +499,16 @@ impl Session {
                 unattributed,
             }
         });
+        let memory = self.memory_steps.as_ref().map(|steps| {
+            let run = steps.summary(config.memory.per_op);
+            if steps.len() > 0 {
+                println!("{}", run.closing_lines());
+            }
+            for warning in run.growth_warnings(measured_steps) {
+                eprintln!("{warning}");
+            }
+            run
+        });
         let path = self.out_dir.join("run.json");
         files.push(path.clone());
         let summary = RunSummary {
@@ -443,6 +522,7 @@ impl Session {
             wall_seconds: self.started.elapsed().as_secs_f64(),
             stopwatch: report,
             device_time,
+            memory,
             files,
         };
         let json = serde_json::to_string_pretty(&summary).map_err(std::io::Error::other)?;

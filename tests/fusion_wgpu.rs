@@ -102,7 +102,10 @@ fn training_on_fused_profiled_wgpu_is_bit_identical_to_burns_fused_wgpu() {
     );
 
     probe::set_op_ranges(true);
-    stats::start(StatsConfig { by_shapes: true });
+    stats::start(StatsConfig {
+        by_shapes: true,
+        ..StatsConfig::default()
+    });
     let (losses, params) = train::<Autodiff<fused::Wgpu>>(3);
     stats::stop();
     probe::set_op_ranges(false);

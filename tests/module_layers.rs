@@ -13,11 +13,12 @@ use std::path::{Path, PathBuf};
 /// Folders whose children are nodes of their own.
 const LAYER_FOLDERS: [&str; 2] = ["context", "sinks"];
 
-const CONTEXT: [&str; 9] = [
+const CONTEXT: [&str; 10] = [
     "context::attached",
     "context::clock",
     "context::device",
     "context::launch",
+    "context::memory",
     "context::op",
     "context::phase",
     "context::switches",

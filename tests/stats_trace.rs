@@ -50,7 +50,10 @@ fn statistics_add_up_to_the_ops_that_ran() {
     stats::reset();
     let count = Arc::new(Count::default());
     let observing = probe::observe(count.clone());
-    stats::start(StatsConfig { by_shapes: true });
+    stats::start(StatsConfig {
+        by_shapes: true,
+        ..StatsConfig::default()
+    });
     workload();
     std::thread::spawn(workload).join().unwrap();
     stats::stop();

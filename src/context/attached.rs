@@ -80,3 +80,14 @@ pub(crate) fn launch_thread_of<D: DeviceOps>(device: Option<&D>) -> Option<Launc
     }
     Some(first.clone())
 }
+
+/// The attached launch thread of `device` that can read its device's memory, also when this
+/// thread is that launch thread (an op of a step run there reads it inline).
+pub(crate) fn memory_launch_thread_of<D: DeviceOps>(device: Option<&D>) -> Option<LaunchThread> {
+    let device = device?;
+    attached()
+        .iter()
+        .map(|(launch, _)| launch)
+        .find(|launch| launch.is_for(Some(device)) && launch.reads_memory())
+        .cloned()
+}

@@ -17,6 +17,7 @@ use std::thread::ThreadId;
 
 use burn_backend::{Backend, DeviceId, DeviceOps};
 
+use super::memory::{DeviceMemory, MemoryReader};
 use super::op::Op;
 use super::phase;
 
@@ -67,6 +68,18 @@ struct Inner {
     steps_refused: OnceLock<String>,
     /// Held by the thread queuing an op's range there, from the op's start to its end.
     queuing: QueuingLock,
+    /// Reads the device's memory, when its backend reports it.
+    memory: OnceLock<MemorySource>,
+    /// The streams whose memory a step's reading adds up: of the threads that ran the run's
+    /// steps (CubeCL keeps a memory pool per stream).
+    streams: Mutex<Vec<u64>>,
+}
+
+/// How a launch thread reads its device's memory.
+struct MemorySource {
+    /// The calling thread's stream.
+    current_stream: fn() -> u64,
+    read: Box<MemoryReader>,
 }
 
 /// Lets one thread at a time queue an op's work on the launch thread: the launch thread's NVTX
@@ -100,18 +113,31 @@ impl Drop for QueuingHold {
 /// The start or the end of an op's range, queued on its launch thread by an op that runs
 /// elsewhere. A [queue](LaunchThread::with_queue) runs it there with [`run`](QueuedTask::run).
 pub struct QueuedTask {
-    pub(crate) run: fn(u8, &'static Op, u64, u64),
+    pub(crate) run: fn(QueuedTask),
     pub(crate) flags: u8,
     pub(crate) op: &'static Op,
     pub(crate) id: u64,
     /// Which run of the op: its start and end carry the same.
     pub(crate) instance: u64,
+    /// What the op's memory is read for, with per-op memory on.
+    pub(crate) memory: Option<Box<QueuedMemory>>,
+}
+
+/// Per-op memory of a queued op: read on the launch thread, in the op's stream, at its start
+/// and its end, and recorded under the op's row.
+#[derive(Clone)]
+pub(crate) struct QueuedMemory {
+    pub(crate) launch: LaunchThread,
+    pub(crate) stream: u64,
+    pub(crate) phase: u32,
+    pub(crate) shapes: Option<Box<[burn_backend::Shape]>>,
+    pub(crate) device: u32,
 }
 
 impl QueuedTask {
     /// Runs the task: call it on the launch thread, after the tasks queued before it.
     pub fn run(self) {
-        (self.run)(self.flags, self.op, self.id, self.instance);
+        (self.run)(self);
     }
 }
 
@@ -159,6 +185,8 @@ impl LaunchThread {
                 queue: OnceLock::new(),
                 steps_refused: OnceLock::new(),
                 queuing: QueuingLock::default(),
+                memory: OnceLock::new(),
+                streams: Mutex::new(Vec::new()),
             }),
         }
     }
@@ -177,6 +205,106 @@ impl LaunchThread {
             );
         }
         self
+    }
+
+    /// Gives the launch thread a way to read its device's memory (`LaunchThread::cubecl` has
+    /// one: CubeCL's `memory_usage`): the session's per-step memory and per-op device memory
+    /// read it. `read` is called on the thread that reads: at a step's end on the thread that
+    /// ends it, and for per-op memory on the launch thread, behind the op's work.
+    ///
+    /// ```
+    /// use burn::backend::NdArray;
+    /// use burn_profiled::LaunchThread;
+    /// use burn_profiled::memory::DeviceMemory;
+    ///
+    /// let launch = LaunchThread::new::<NdArray>(Default::default(), "cpu", |task| {
+    ///     task();
+    ///     Ok(())
+    /// })
+    /// .with_memory(|| Some(DeviceMemory { allocations: 1, in_use_bytes: 64, reserved_bytes: 1024 }));
+    /// assert_eq!(launch.memory().map(|memory| memory.in_use_bytes), Some(64));
+    /// ```
+    ///
+    /// # Panics
+    /// If the launch thread (or a clone of it) can already read its memory.
+    pub fn with_memory(
+        self,
+        read: impl Fn() -> Option<DeviceMemory> + Send + Sync + 'static,
+    ) -> Self {
+        self.with_stream_memory(|| 0, move |_stream| read())
+    }
+
+    /// [`with_memory`](LaunchThread::with_memory) for a device whose memory is kept per stream:
+    /// `read` reads the stream given, or the calling thread's (`None`), and `current_stream`
+    /// says which stream the calling thread's is.
+    pub(crate) fn with_stream_memory(
+        self,
+        current_stream: fn() -> u64,
+        read: impl Fn(Option<u64>) -> Option<DeviceMemory> + Send + Sync + 'static,
+    ) -> Self {
+        let source = MemorySource {
+            current_stream,
+            read: Box::new(read),
+        };
+        if self.inner.memory.set(source).is_err() {
+            panic!(
+                "the launch thread `{}` can already read its memory: give it one reader, once",
+                self.inner.thread_name
+            );
+        }
+        self
+    }
+
+    /// Whether the launch thread can read its device's memory.
+    pub fn reads_memory(&self) -> bool {
+        self.inner.memory.get().is_some()
+    }
+
+    /// The device's memory now, over the streams of the threads that run the steps (the one
+    /// that gave the launch thread to a session, and the launch thread itself once a step ran
+    /// there); `None` when it cannot be read.
+    pub fn memory(&self) -> Option<DeviceMemory> {
+        let source = self.inner.memory.get()?;
+        let streams = self
+            .inner
+            .streams
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        if streams.is_empty() {
+            return (source.read)(None);
+        }
+        streams
+            .into_iter()
+            .map(|stream| (source.read)(Some(stream)))
+            .try_fold(DeviceMemory::default(), |sum, memory| Some(sum + memory?))
+    }
+
+    /// The memory of the calling thread's stream, or of `stream`.
+    pub(crate) fn memory_of(&self, stream: Option<u64>) -> Option<DeviceMemory> {
+        (self.inner.memory.get()?.read)(stream)
+    }
+
+    /// The calling thread's stream, for reading its memory elsewhere (0 without a reader).
+    pub(crate) fn current_stream(&self) -> u64 {
+        self.inner
+            .memory
+            .get()
+            .map_or(0, |source| (source.current_stream)())
+    }
+
+    /// Adds the calling thread's stream to those [`memory`](LaunchThread::memory) reads: a
+    /// thread that runs steps.
+    pub(crate) fn note_stream(&self) {
+        let stream = self.current_stream();
+        let mut streams = self
+            .inner
+            .streams
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if self.inner.memory.get().is_some() && !streams.contains(&stream) {
+            streams.push(stream);
+        }
     }
 
     /// Makes [`run`](LaunchThread::run) refuse work, saying `why`: a launch thread that only
@@ -250,6 +378,11 @@ impl LaunchThread {
         let _ = (self.inner.runner)(&mut || {});
     }
 
+    /// Its device, as `Debug` prints it.
+    pub(crate) fn device_name(&self) -> &str {
+        &self.inner.device_name
+    }
+
     /// The name the launch thread gets in NVTX and on the timeline.
     pub fn thread_name(&self) -> &str {
         &self.inner.thread_name
@@ -288,6 +421,7 @@ impl LaunchThread {
         let mut outcome = None;
         let mut task = || {
             if let Some(work) = work.take() {
+                self.note_stream();
                 let was_on = ON_LAUNCH_THREAD.replace(true);
                 let result =
                     catch_unwind(AssertUnwindSafe(|| phase::inheriting(caller_phase, work)));

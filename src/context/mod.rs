@@ -13,11 +13,13 @@
 //! | [`warmup`] | whether the run is still warming up |
 //! | [`launch`] | launch threads: where a backend launches its kernels, and running work there |
 //! | [`attached`] | the launch threads that ops outside a step queue their ranges on |
+//! | [`memory`] | device memory readings, the tracking allocator's host counts, the step |
 
 pub(crate) mod attached;
 pub(crate) mod clock;
 pub(crate) mod device;
 pub(crate) mod launch;
+pub(crate) mod memory;
 pub(crate) mod op;
 pub(crate) mod phase;
 pub(crate) mod switches;

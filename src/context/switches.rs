@@ -27,19 +27,31 @@ pub(crate) const QUEUED: u8 = 1 << 7;
 
 /// What the probe reads.
 static FLAGS: AtomicU8 = AtomicU8::new(0);
-/// What was switched on; `FLAGS` is derived from it.
-static REQUESTED: Mutex<u8> = Mutex::new(0);
+/// What was switched on, and whether per-op memory is (it reads device memory on the launch
+/// thread, so it keeps ops queuing there); `FLAGS` is derived from them.
+static REQUESTED: Mutex<(u8, bool)> = Mutex::new((0, false));
 
 /// Sets or clears `flag`.
 pub(crate) fn set(flag: u8, on: bool) {
     let mut requested = REQUESTED.lock().unwrap_or_else(PoisonError::into_inner);
     if on {
-        *requested |= flag;
+        requested.0 |= flag;
     } else {
-        *requested &= !flag;
+        requested.0 &= !flag;
     }
-    let mut flags = *requested;
-    if flags & (RANGES | DEVICE) == 0 {
+    publish(*requested);
+}
+
+/// Per-op memory on or off: with it, an attached launch thread takes the ops' queued work
+/// even with op ranges and device time off.
+pub(crate) fn set_memory_per_op(on: bool) {
+    let mut requested = REQUESTED.lock().unwrap_or_else(PoisonError::into_inner);
+    requested.1 = on;
+    publish(*requested);
+}
+
+fn publish((mut flags, memory_per_op): (u8, bool)) {
+    if flags & (RANGES | DEVICE) == 0 && !memory_per_op {
         flags &= !QUEUED;
     }
     FLAGS.store(flags, Ordering::Relaxed);

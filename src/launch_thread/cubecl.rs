@@ -6,11 +6,16 @@
 use std::sync::Arc;
 
 use burn_backend::{Backend, DeviceOps};
+use burn_cubecl::cubecl::stream_id::StreamId;
 use burn_cubecl::{BoolElement, CubeBackend, CubeRuntime, FloatElement, IntElement};
 use burn_std::device::{DeviceId, DeviceService, ServerUtilitiesHandle};
 use burn_std::device_handle::DeviceHandle;
 
 use crate::LaunchThread;
+use crate::context::memory::DeviceMemory;
+
+/// Reads a device's memory, of a stream or of the calling thread's (`None`).
+type StreamMemory = dyn Fn(Option<u64>) -> Option<DeviceMemory> + Send + Sync;
 
 /// The device service that runs queued op-range tasks on CubeCL's device thread.
 struct OpRangeQueue;
@@ -45,6 +50,10 @@ pub trait CubeclBackend: Backend {
     fn device_thread(device: &Self::Device) -> Box<DeviceThread>;
     /// The runtime's name: `cuda`, `wgpu`, ...
     fn runtime_name(device: &Self::Device) -> &'static str;
+    /// Reads the memory of `device` through CubeCL's `memory_usage`, in the stream given or
+    /// the calling thread's.
+    #[doc(hidden)]
+    fn memory_reader(device: &Self::Device) -> Box<StreamMemory>;
     /// Whether ops run on a fusion thread that feeds the device thread: then a step must not
     /// run on the device thread (it would deadlock), and [`LaunchThread::run`] refuses it.
     const FUSED: bool = false;
@@ -61,6 +70,35 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> CubeclBack
     fn runtime_name(device: &R::Device) -> &'static str {
         R::name(&R::client(device))
     }
+
+    fn memory_reader(device: &R::Device) -> Box<StreamMemory> {
+        let client = R::client(device);
+        Box::new(move |stream| {
+            let read = |client: &burn_cubecl::cubecl::prelude::ComputeClient<R>| {
+                client.memory_usage().ok().map(|usage| DeviceMemory {
+                    allocations: usage.number_allocs,
+                    in_use_bytes: usage.bytes_in_use,
+                    reserved_bytes: usage.bytes_reserved,
+                })
+            };
+            match stream {
+                None => read(&client),
+                Some(value) => {
+                    let mut client = client.clone();
+                    // SAFETY: the client only reads that stream's memory pool (after running
+                    // what is queued on it), on the device thread, as any call of the stream's
+                    // own thread would.
+                    unsafe { client.set_stream(StreamId { value }) };
+                    read(&client)
+                }
+            }
+        })
+    }
+}
+
+/// The calling thread's CubeCL stream.
+fn current_stream() -> u64 {
+    StreamId::current().value
 }
 
 #[cfg(feature = "fusion")]
@@ -73,6 +111,10 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> CubeclBack
 
     fn runtime_name(device: &R::Device) -> &'static str {
         <CubeBackend<R, F, I, BT> as CubeclBackend>::runtime_name(device)
+    }
+
+    fn memory_reader(device: &R::Device) -> Box<StreamMemory> {
+        <CubeBackend<R, F, I, BT> as CubeclBackend>::memory_reader(device)
     }
 
     const FUSED: bool = true;
@@ -98,7 +140,8 @@ impl LaunchThread {
         let name = format!("cubecl {} {device:?}", B::runtime_name(device));
         let queue = DeviceHandle::<OpRangeQueue>::new(device.id());
         let launch = LaunchThread::new::<B>(device.clone(), name, B::device_thread(device))
-            .with_queue(move |task| queue.submit(move |_| task.run()));
+            .with_queue(move |task| queue.submit(move |_| task.run()))
+            .with_stream_memory(current_stream, B::memory_reader(device));
         launch.name_thread();
         if B::FUSED {
             return launch.refusing_steps(format!(

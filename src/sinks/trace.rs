@@ -74,6 +74,15 @@ struct KernelSpan {
 /// Kernels, on one track per device stream.
 static KERNELS: Mutex<Vec<KernelSpan>> = Mutex::new(Vec::new());
 
+/// A counter's values at one moment: a counter track (memory per device, host RSS).
+struct CounterSample {
+    name: String,
+    at: Duration,
+    values: Vec<(&'static str, f64)>,
+}
+
+static COUNTERS: Mutex<Vec<CounterSample>> = Mutex::new(Vec::new());
+
 /// The track of a device stream: ids far above OS thread ids.
 fn stream_track(device: u32, stream: u32) -> u32 {
     0x7000_0000 | ((device & 0xff) << 20) | (stream & 0xf_ffff)
@@ -135,6 +144,7 @@ pub fn clear() {
         thread.devices.clear();
     }
     lock(&KERNELS).clear();
+    lock(&COUNTERS).clear();
     EVENTS.store(0, Ordering::Relaxed);
     DROPPED.store(0, Ordering::Relaxed);
     FIRST_DROP_NS.store(0, Ordering::Relaxed);
@@ -207,6 +217,18 @@ pub(crate) fn record_kernel(
     }
 }
 
+/// The counter track `name` has `values` at `at` (for example memory in use and reserved of a
+/// device, in bytes).
+pub(crate) fn record_counter(name: &str, at: Duration, values: &[(&'static str, f64)]) {
+    if is_recording() && admit(at) {
+        lock(&COUNTERS).push(CounterSample {
+            name: name.to_owned(),
+            at,
+            values: values.to_vec(),
+        });
+    }
+}
+
 /// A stopwatch measurement `name` ran from `start` to `end` on this thread.
 pub(crate) fn record_measurement(name: &str, start: Duration, end: Duration) {
     if is_recording() {
@@ -262,7 +284,7 @@ fn micros(time: Duration) -> f64 {
 /// What [`write()`] wrote.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TraceSummary {
-    /// Events written (spans, not counting metadata).
+    /// Events written (spans, kernels and counter samples; not metadata).
     pub events: usize,
     /// Events dropped at the cap.
     pub dropped: u64,
@@ -402,6 +424,27 @@ pub fn to_json() -> (String, TraceSummary) {
         let (op_thread, op_start) = kernel.launched_by;
         events.push(event("s", op_start, op_thread, None));
         events.push(event("f", kernel.start, track, Some("e")));
+    }
+    let counters = lock(&COUNTERS);
+    for counter in counters.iter() {
+        spans += 1;
+        events.push(Event {
+            name: &counter.name,
+            cat: "memory",
+            ph: "C",
+            ts: micros(counter.at),
+            dur: None,
+            pid,
+            tid: 0,
+            s: None,
+            id: None,
+            bp: None,
+            args: counter
+                .values
+                .iter()
+                .map(|(name, value)| ((*name).to_owned(), serde_json::json!(value)))
+                .collect(),
+        });
     }
     let dropped = DROPPED.load(Ordering::Relaxed);
     let mut other = serde_json::Map::new();

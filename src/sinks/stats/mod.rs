@@ -34,9 +34,13 @@ use crate::context::op::Op;
 use crate::context::switches::{self, SHAPES, STATS};
 use crate::context::{phase, warmup};
 
+mod memory;
 mod report;
 
-pub use report::{GroupBy, Row, Snapshot, snapshot};
+pub use memory::{MemoryPeak, StepAllocation, memory_peaks, step_allocations};
+pub(crate) use memory::{OpMemory, host_untracked, host_was_untracked, record_memory};
+pub use report::{GroupBy, PhasePeak, Row, Snapshot, snapshot};
+pub(crate) use report::{bytes_text, shapes_text};
 
 /// What [`start`] records.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -44,6 +48,11 @@ pub struct StatsConfig {
     /// Also key the statistics by the shapes of the op's tensor arguments (costs a `Vec` of
     /// shapes per op).
     pub by_shapes: bool,
+    /// Also record the memory each op allocated and freed, and the memory in use when it
+    /// ended: its device's, read on its launch thread when that can read memory
+    /// ([`LaunchThread::with_memory`](crate::LaunchThread::with_memory)), else the host's
+    /// when a [`TrackingAllocator`](crate::memory::TrackingAllocator) is installed.
+    pub memory: bool,
 }
 
 /// One row's key: op, phase, input shapes and device.
@@ -67,6 +76,12 @@ struct Aggregate {
     /// Kernels the op's calls launched, and their device time (the device-time sink's).
     kernels: u64,
     device: Duration,
+    /// Calls whose memory was read, the bytes they allocated and freed, and the most memory in
+    /// use at the end of one.
+    memory_calls: u64,
+    alloc_bytes: u64,
+    freed_bytes: u64,
+    peak_bytes: u64,
 }
 
 impl Aggregate {
@@ -82,6 +97,10 @@ impl Aggregate {
                 .unwrap_or_else(|_| unreachable!("2 significant digits is valid")),
             kernels: 0,
             device: Duration::ZERO,
+            memory_calls: 0,
+            alloc_bytes: 0,
+            freed_bytes: 0,
+            peak_bytes: 0,
         }
     }
 
@@ -112,11 +131,20 @@ impl Aggregate {
         let _ = self.histogram.add(&other.histogram);
         self.kernels += other.kernels;
         self.device += other.device;
+        self.memory_calls += other.memory_calls;
+        self.alloc_bytes += other.alloc_bytes;
+        self.freed_bytes += other.freed_bytes;
+        self.peak_bytes = self.peak_bytes.max(other.peak_bytes);
     }
 }
 
 static RECORDING: AtomicBool = AtomicBool::new(false);
-static CONFIG: Mutex<StatsConfig> = Mutex::new(StatsConfig { by_shapes: false });
+static CONFIG: Mutex<StatsConfig> = Mutex::new(StatsConfig {
+    by_shapes: false,
+    memory: false,
+});
+/// Whether ops record their memory ([`StatsConfig::memory`]).
+static MEMORY: AtomicBool = AtomicBool::new(false);
 /// Each thread's rows, merged when a snapshot is taken.
 static THREADS: ThreadLocal<Mutex<FxHashMap<Key, Aggregate>>> = ThreadLocal::new();
 
@@ -124,14 +152,24 @@ static THREADS: ThreadLocal<Mutex<FxHashMap<Key, Aggregate>>> = ThreadLocal::new
 pub fn start(config: StatsConfig) {
     *CONFIG.lock().unwrap_or_else(PoisonError::into_inner) = config;
     RECORDING.store(true, Ordering::Relaxed);
+    MEMORY.store(config.memory, Ordering::Relaxed);
+    switches::set_memory_per_op(config.memory);
     switches::set(STATS, true);
-    switches::set(SHAPES, config.by_shapes);
+    // With per-op memory, an out-of-memory message names the running op's shapes.
+    switches::set(SHAPES, config.by_shapes || config.memory);
 }
 
 /// Stops recording; the statistics stay until [`reset`].
 pub fn stop() {
     RECORDING.store(false, Ordering::Relaxed);
+    MEMORY.store(false, Ordering::Relaxed);
+    switches::set_memory_per_op(false);
     switches::set(STATS | SHAPES, false);
+}
+
+/// Whether ops record their memory: statistics are on with [`StatsConfig::memory`].
+pub(crate) fn memory_per_op() -> bool {
+    MEMORY.load(Ordering::Relaxed)
 }
 
 /// Whether op statistics are being recorded.
@@ -139,7 +177,7 @@ pub fn is_recording() -> bool {
     RECORDING.load(Ordering::Relaxed)
 }
 
-/// Forgets every row recorded so far.
+/// Forgets every row recorded so far, and the memory peaks.
 pub fn reset() {
     for thread in THREADS.iter() {
         thread
@@ -147,6 +185,7 @@ pub fn reset() {
             .unwrap_or_else(PoisonError::into_inner)
             .clear();
     }
+    memory::reset();
 }
 
 /// Records one op; called by the probe on the op's thread.

@@ -9,6 +9,7 @@ use std::time::Duration;
 use burn_std::Shape;
 use serde::Serialize;
 
+use super::memory::{device_name, host_was_untracked};
 use super::{Aggregate, Key, THREADS};
 use crate::context::{device as context_device, phase};
 
@@ -68,6 +69,28 @@ pub struct Row {
     /// Share of the device time of all ops, in percent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub device_percent: Option<f64>,
+    /// Bytes the calls allocated, when their memory was read (`[memory] per_op`). On devices
+    /// that report memory in use only (CubeCL's), what the memory in use grew by during each
+    /// call.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alloc_bytes: Option<u64>,
+    /// Bytes the calls freed (on CubeCL's devices, what the memory in use shrank by).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub freed_bytes: Option<u64>,
+    /// The most memory in use (the device's, or the host's) at the end of a call.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peak_bytes: Option<u64>,
+}
+
+/// The peak memory in use at the end of an op, of one device in one phase.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PhasePeak {
+    /// The device (`host` where the op's device is not known).
+    pub device: String,
+    /// The phase.
+    pub phase: String,
+    /// The peak.
+    pub bytes: u64,
 }
 
 /// All rows recorded so far, merged over threads.
@@ -89,7 +112,7 @@ pub fn snapshot() -> Snapshot {
     Snapshot { rows }
 }
 
-fn shapes_text(shapes: &[Shape]) -> String {
+pub(crate) fn shapes_text(shapes: &[Shape]) -> String {
     let shapes: Vec<String> = shapes
         .iter()
         .map(|s| format!("{:?}", s.as_slice()))
@@ -123,6 +146,47 @@ impl Snapshot {
                     (kernels + a.kernels, time + a.device)
                 })
         })
+    }
+
+    /// Whether some op's memory was recorded (`[memory] per_op`).
+    pub fn has_memory(&self) -> bool {
+        self.rows.values().any(|a| a.memory_calls > 0)
+    }
+
+    /// Each device's peak memory in use per phase, at the ends of ops, by device then phase.
+    pub fn phase_peaks(&self) -> Vec<PhasePeak> {
+        let mut peaks: HashMap<(u32, u32), u64> = HashMap::new();
+        for (key, aggregate) in self.rows.iter().filter(|(_, a)| a.memory_calls > 0) {
+            let peak = peaks.entry((key.device, key.phase)).or_default();
+            *peak = (*peak).max(aggregate.peak_bytes);
+        }
+        let mut peaks: Vec<PhasePeak> = peaks
+            .into_iter()
+            .map(|((device, phase), bytes)| PhasePeak {
+                device: device_name(device),
+                phase: phase::name(phase),
+                bytes,
+            })
+            .collect();
+        peaks.sort_by(|a, b| a.device.cmp(&b.device).then_with(|| a.phase.cmp(&b.phase)));
+        peaks
+    }
+
+    /// What each op kept of what it allocated (allocated minus freed, over its calls), by
+    /// device (`host` where not known) then op, most first: `(device, op, bytes)`.
+    pub fn net_allocations(&self) -> Vec<(String, String, u64)> {
+        let mut net: HashMap<(u32, &'static str), i128> = HashMap::new();
+        for (key, a) in self.rows.iter().filter(|(_, a)| a.memory_calls > 0) {
+            *net.entry((key.device, a.name)).or_default() +=
+                i128::from(a.alloc_bytes) - i128::from(a.freed_bytes);
+        }
+        let mut net: Vec<(String, String, u64)> = net
+            .into_iter()
+            .filter(|(_, bytes)| *bytes > 0)
+            .map(|((device, op), bytes)| (device_name(device), op.to_owned(), bytes as u64))
+            .collect();
+        net.sort_by(|a, b| b.2.cmp(&a.2).then_with(|| a.1.cmp(&b.1)));
+        net
     }
 
     /// The rows grouped by `group`, sorted by total time, longest first: device time when it
@@ -176,6 +240,9 @@ impl Snapshot {
                 device_mean_ns: device
                     .then_some((a.device.as_nanos() / u128::from(a.count.max(1))) as u64),
                 device_percent: device.then_some(percent(a.device, all_device)),
+                alloc_bytes: (a.memory_calls > 0).then_some(a.alloc_bytes),
+                freed_bytes: (a.memory_calls > 0).then_some(a.freed_bytes),
+                peak_bytes: (a.memory_calls > 0).then_some(a.peak_bytes),
             })
             .collect();
         rows.sort_by(|a, b| {
@@ -210,6 +277,9 @@ impl Snapshot {
             json["total_kernels"] = kernels.into();
             json["device_total_ns"] = (device.as_nanos() as u64).into();
         }
+        if host_was_untracked() {
+            json["host_allocations_tracked"] = false.into();
+        }
         serde_json::to_string_pretty(&json).unwrap_or_default()
     }
 
@@ -240,6 +310,8 @@ impl Snapshot {
         } else {
             &[]
         };
+        let memory = self.has_memory();
+        let memory_titles: &[&str] = if memory { &["Alloc", "Peak"] } else { &[] };
         for title in [
             "# of Calls",
             "Total",
@@ -252,6 +324,7 @@ impl Snapshot {
         ]
         .iter()
         .chain(device_titles)
+        .chain(memory_titles)
         {
             columns.push(((*title).into(), 12));
         }
@@ -299,6 +372,11 @@ impl Snapshot {
                 cells.push(time_text(mean));
                 cells.push(format!("{percent:.2}%"));
             }
+            if memory {
+                for bytes in [row.alloc_bytes, row.peak_bytes] {
+                    cells.push(bytes.map_or_else(|| "-".to_owned(), bytes_text));
+                }
+            }
             let mut line: String = cells
                 .iter()
                 .zip(&columns)
@@ -323,8 +401,30 @@ impl Snapshot {
                 time_text(device.as_nanos() as u64)
             );
         }
+        if host_was_untracked() {
+            let _ = write!(
+                out,
+                "\nHost allocations not tracked: install burn_profiled::memory::TrackingAllocator \
+                 as the global allocator to see them"
+            );
+        }
         out
     }
+}
+
+/// Bytes as people read them: `512 B`, `4.00 KiB`, `3.10 GiB`.
+pub(crate) fn bytes_text(bytes: u64) -> String {
+    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
+    if bytes < 1024 {
+        return format!("{bytes} B");
+    }
+    let mut value = bytes as f64 / 1024.0;
+    let mut unit = 0;
+    while value >= 1024.0 && unit < UNITS.len() - 1 {
+        value /= 1024.0;
+        unit += 1;
+    }
+    format!("{value:.2} {}", UNITS[unit])
 }
 
 /// A time as `torch.profiler` prints it: `12.345us`, `1.234ms`, `2.000s`.
@@ -401,6 +501,15 @@ mod tests {
             serde_json::from_str(&snapshot.to_json(GroupBy::OpAndDevice)).unwrap();
         assert_eq!(json["rows"][1]["device"], "Gpu(1)");
         stats::reset();
+    }
+
+    #[test]
+    fn bytes_print_in_binary_units() {
+        use super::bytes_text;
+        assert_eq!(bytes_text(512), "512 B");
+        assert_eq!(bytes_text(4 << 10), "4.00 KiB");
+        assert_eq!(bytes_text(4_194_304), "4.00 MiB");
+        assert_eq!(bytes_text(3_328_599_654), "3.10 GiB");
     }
 
     #[test]

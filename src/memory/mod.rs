@@ -1,0 +1,312 @@
+//! Where the memory goes: per step (host RSS, each device's memory in use and reserved), per op
+//! (what each op allocated and the memory in use when it ended, in the op table), growth over
+//! the run (the leak warning), and the context of an out-of-memory failure.
+//!
+//! A [`Session`](crate::Session) does all of it from its `[memory]` section:
+//!
+//! ```toml
+//! [memory]
+//! per_step = true          # a sample at each measured step's end: run.json, trace.json
+//! per_op = true            # Alloc and Peak columns in the op table (with [stats] enabled)
+//! device_limit_mib = 20000 # stop the run cleanly past 20000 MiB reserved on a device
+//! ```
+//!
+//! Device memory is read through the launch threads given to the session
+//! ([`Session::set_launch_thread`](crate::Session::set_launch_thread); `LaunchThread::cubecl`
+//! reads CubeCL's `memory_usage`). CubeCL keeps one memory pool per stream (per thread that
+//! runs ops): a step's reading adds up the pools of the thread that gave the session its launch
+//! thread and, once steps run there, of the launch thread. Host memory per op needs the
+//! [`TrackingAllocator`] installed as the global allocator.
+
+mod growth;
+mod oom;
+
+use serde::Serialize;
+
+pub use crate::context::memory::{DeviceMemory, TrackingAllocator};
+pub use crate::sinks::stats::{MemoryPeak, PhasePeak, StepAllocation};
+pub use growth::Growth;
+
+use crate::context::memory as context_memory;
+use crate::sinks::stats::{self, bytes_text};
+use crate::sinks::trace;
+
+pub(crate) use oom::{install_out_of_memory_context, remember};
+
+/// Memory at the end of one measured step.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct StepSample {
+    pub(crate) step: usize,
+    pub(crate) host_rss_bytes: u64,
+    pub(crate) host_in_use_bytes: Option<u64>,
+    /// Each device's memory, in the order of the session's launch threads.
+    pub(crate) devices: Vec<(String, DeviceMemory)>,
+}
+
+/// The per-step series of a run.
+#[derive(Debug, Default)]
+pub(crate) struct MemorySteps {
+    samples: Vec<StepSample>,
+}
+
+/// A device's series in `run.json`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DeviceSeries {
+    /// The device.
+    pub device: String,
+    /// Live allocations at each step's end.
+    pub allocations: Vec<u64>,
+    /// Bytes in use at each step's end.
+    pub in_use_bytes: Vec<u64>,
+    /// Bytes reserved at each step's end.
+    pub reserved_bytes: Vec<u64>,
+    /// The most bytes in use at a step's end.
+    pub peak_in_use_bytes: u64,
+    /// The most bytes reserved at a step's end.
+    pub peak_reserved_bytes: u64,
+}
+
+/// The host's series in `run.json`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HostSeries {
+    /// Resident size at each step's end.
+    pub rss_bytes: Vec<u64>,
+    /// The tracking allocator's bytes in use at each step's end; absent without it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub in_use_bytes: Option<Vec<u64>>,
+    /// The largest resident size at a step's end.
+    pub peak_rss_bytes: u64,
+}
+
+/// The `memory` of `run.json`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MemoryRun {
+    /// The steps sampled (counting warm-up steps: the first measured step is `warmup_iters`).
+    pub steps: Vec<usize>,
+    /// The host's series.
+    pub host: HostSeries,
+    /// Each device's series.
+    pub devices: Vec<DeviceSeries>,
+    /// Whether each memory grew over the measured steps (`growing`), with the growth per step.
+    pub growth: Vec<Growth>,
+    /// With per-op memory: each device's peak at the end of an op, with the op, phase and step.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub op_peaks: Vec<MemoryPeak>,
+    /// With per-op memory: each device's peak per phase.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub phase_peaks: Vec<PhasePeak>,
+    /// With per-op memory: whether host allocations were tracked (a tracking allocator).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_allocations_tracked: Option<bool>,
+}
+
+impl MemorySteps {
+    /// Records a step's sample, and its counters on the timeline.
+    pub(crate) fn record(&mut self, sample: StepSample) {
+        let now = crate::context::clock::now();
+        trace::record_counter(
+            "host memory",
+            now,
+            &[("rss_bytes", sample.host_rss_bytes as f64)],
+        );
+        if let Some(in_use) = sample.host_in_use_bytes {
+            trace::record_counter("host allocations", now, &[("in_use_bytes", in_use as f64)]);
+        }
+        for (device, memory) in &sample.devices {
+            trace::record_counter(
+                &format!("memory {device}"),
+                now,
+                &[
+                    ("in_use_bytes", memory.in_use_bytes as f64),
+                    ("reserved_bytes", memory.reserved_bytes as f64),
+                ],
+            );
+        }
+        self.samples.push(sample);
+    }
+
+    /// Steps sampled.
+    pub(crate) fn len(&self) -> usize {
+        self.samples.len()
+    }
+
+    /// The run's memory for `run.json`; per-op parts from the statistics when `per_op`.
+    pub(crate) fn summary(&self, per_op: bool) -> MemoryRun {
+        let steps = self.samples.iter().map(|s| s.step).collect();
+        let rss: Vec<u64> = self.samples.iter().map(|s| s.host_rss_bytes).collect();
+        let host_in_use: Option<Vec<u64>> =
+            self.samples.iter().map(|s| s.host_in_use_bytes).collect();
+        let mut devices: Vec<DeviceSeries> = Vec::new();
+        for sample in &self.samples {
+            for (device, memory) in &sample.devices {
+                let series = match devices.iter_mut().position(|d| d.device == *device) {
+                    Some(at) => &mut devices[at],
+                    None => {
+                        devices.push(DeviceSeries {
+                            device: device.clone(),
+                            allocations: Vec::new(),
+                            in_use_bytes: Vec::new(),
+                            reserved_bytes: Vec::new(),
+                            peak_in_use_bytes: 0,
+                            peak_reserved_bytes: 0,
+                        });
+                        devices
+                            .last_mut()
+                            .unwrap_or_else(|| unreachable!("just pushed"))
+                    }
+                };
+                series.allocations.push(memory.allocations);
+                series.in_use_bytes.push(memory.in_use_bytes);
+                series.reserved_bytes.push(memory.reserved_bytes);
+                series.peak_in_use_bytes = series.peak_in_use_bytes.max(memory.in_use_bytes);
+                series.peak_reserved_bytes = series.peak_reserved_bytes.max(memory.reserved_bytes);
+            }
+        }
+        let mut growth: Vec<Growth> = devices
+            .iter()
+            .filter_map(|d| growth::detect(&d.device, &d.in_use_bytes, growth::COUNTED_FLOOR))
+            .collect();
+        match &host_in_use {
+            Some(in_use) => growth.extend(growth::detect("host", in_use, growth::COUNTED_FLOOR)),
+            None => growth.extend(growth::detect("host RSS", &rss, growth::RSS_FLOOR)),
+        }
+        let snapshot = per_op.then(stats::snapshot);
+        MemoryRun {
+            steps,
+            host: HostSeries {
+                peak_rss_bytes: rss.iter().copied().max().unwrap_or(0),
+                rss_bytes: rss,
+                in_use_bytes: host_in_use,
+            },
+            devices,
+            growth,
+            op_peaks: if per_op {
+                stats::memory_peaks()
+            } else {
+                Vec::new()
+            },
+            phase_peaks: snapshot
+                .as_ref()
+                .map(stats::Snapshot::phase_peaks)
+                .unwrap_or_default(),
+            host_allocations_tracked: per_op.then(|| !stats::host_was_untracked()),
+        }
+    }
+}
+
+impl MemoryRun {
+    /// The lines a session ends with: the peaks, per phase with per-op memory.
+    pub fn closing_lines(&self) -> String {
+        let mut parts = vec![format!(
+            "host RSS peak {}",
+            bytes_text(self.host.peak_rss_bytes)
+        )];
+        for device in &self.devices {
+            let mut part = format!(
+                "{}: peak {} in use, {} reserved",
+                device.device,
+                bytes_text(device.peak_in_use_bytes),
+                bytes_text(device.peak_reserved_bytes)
+            );
+            if let Some(peak) = self.op_peaks.iter().find(|p| p.device == device.device) {
+                part.push_str(&format!("; {}", op_peak_text(peak)));
+            }
+            parts.push(part);
+        }
+        for peak in self
+            .op_peaks
+            .iter()
+            .filter(|p| !self.devices.iter().any(|d| d.device == p.device))
+        {
+            parts.push(format!("{}: {}", peak.device, op_peak_text(peak)));
+        }
+        let mut text = format!(
+            "memory over {} measured steps: {}",
+            self.steps.len(),
+            parts.join("; ")
+        );
+        if !self.phase_peaks.is_empty() {
+            let phases: Vec<String> = self
+                .phase_peaks
+                .iter()
+                .map(|p| format!("{} {} {}", p.device, p.phase, bytes_text(p.bytes)))
+                .collect();
+            text.push_str(&format!("\nmemory peak by phase: {}", phases.join(", ")));
+        }
+        text
+    }
+
+    /// The warning for each memory that grew: `burn-profiled: memory grew ...`, with the ops
+    /// that kept most of what they allocated (with per-op memory).
+    pub fn growth_warnings(&self, measured_steps: usize) -> Vec<String> {
+        let top_ops = stats::snapshot().net_allocations();
+        self.growth
+            .iter()
+            .filter(|g| g.growing)
+            .map(|growth| {
+                let mut text = format!(
+                    "burn-profiled: memory grew by {} per step on {} over {} measured steps \
+                     (from {} to {} in use, rising in {} of {} steps)",
+                    bytes_text(growth.bytes_per_step.max(0.0) as u64),
+                    growth.memory,
+                    growth.steps,
+                    bytes_text(growth.first_bytes),
+                    bytes_text(growth.last_bytes),
+                    growth.rising_steps,
+                    growth.steps - 1,
+                );
+                // A device's growth is its ops'; the host's, that of the ops on the devices
+                // that report no memory of their own (NdArray's).
+                let is_device = self.devices.iter().any(|d| d.device == growth.memory);
+                let ops: Vec<String> = top_ops
+                    .iter()
+                    .filter(|(on, _, _)| match is_device {
+                        true => *on == growth.memory,
+                        false => !self.devices.iter().any(|d| d.device == *on),
+                    })
+                    .take(3)
+                    .map(|(_, op, bytes)| {
+                        format!("{op} {}", bytes_text(*bytes / measured_steps.max(1) as u64))
+                    })
+                    .collect();
+                if self.host_allocations_tracked.is_some() || !self.op_peaks.is_empty() {
+                    if !ops.is_empty() {
+                        text.push_str(&format!(
+                            "; ops that kept most of what they allocated, per step: {}",
+                            ops.join(", ")
+                        ));
+                    }
+                } else {
+                    text.push_str(
+                        "; set `[memory] per_op = true` (with `[stats] enabled`) to see which ops \
+                         allocate it",
+                    );
+                }
+                text
+            })
+            .collect()
+    }
+}
+
+fn op_peak_text(peak: &MemoryPeak) -> String {
+    format!(
+        "peak {} in {} ({}), step {}",
+        bytes_text(peak.bytes),
+        peak.op,
+        peak.phase,
+        peak.step
+    )
+}
+
+/// The host's memory now: resident size, and the tracking allocator's bytes in use.
+pub(crate) fn host_now() -> (u64, Option<u64>) {
+    (
+        crate::host::rss_bytes().unwrap_or(0),
+        context_memory::host_in_use(),
+    )
+}
+
+/// Publishes the step ops run in now (for peaks and out-of-memory messages).
+pub(crate) fn set_step(step: usize) {
+    context_memory::set_step(step);
+}

@@ -1,0 +1,158 @@
+//! Where the host memory goes, with the tracking allocator installed: an op's allocation to the
+//! byte and in its phase, and the growth warning of a training loop that keeps a tensor per
+//! step (and none for one that does not).
+
+use std::sync::{Mutex, MutexGuard, Once};
+
+use burn::backend::NdArray;
+use burn::tensor::Tensor;
+use burn_profiled::config::RuntimeConfig;
+use burn_profiled::memory::TrackingAllocator;
+use burn_profiled::stats::{self, GroupBy, StatsConfig};
+use burn_profiled::{Profiled, Session, nvtx};
+
+#[global_allocator]
+static ALLOCATOR: TrackingAllocator = TrackingAllocator::system();
+
+type B = Profiled<NdArray>;
+
+/// Statistics are process-wide: one test at a time.
+fn serial() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    static ENABLE: Once = Once::new();
+    ENABLE.call_once(|| nvtx::enable(nvtx::RangeConfig::new()));
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[test]
+fn an_op_whose_allocation_is_known_reports_exactly_its_bytes_in_its_phase() {
+    let _serial = serial();
+    stats::reset();
+    stats::start(StatsConfig {
+        memory: true,
+        ..StatsConfig::default()
+    });
+    let device = Default::default();
+    let zeros = nvtx::scope("forward", || Tensor::<B, 1>::zeros([1_000_000], &device));
+    let kept = nvtx::scope("optimizer", || zeros.clone().add_scalar(1.0));
+    stats::stop();
+
+    let rows = stats::snapshot().rows(GroupBy::OpAndPhase);
+    let row = |op: &str| {
+        rows.iter()
+            .find(|r| r.op == op)
+            .unwrap_or_else(|| panic!("a row of {op} in {rows:#?}"))
+    };
+    let zeros_row = row("float_zeros");
+    assert_eq!(zeros_row.phase.as_deref(), Some("forward"));
+    // The data, and 72 bytes of NdArray's tensor (its shape and strides); a 32-byte temporary
+    // comes and goes (burn =0.21.0).
+    assert_eq!(zeros_row.alloc_bytes, Some(4_000_072), "{zeros_row:#?}");
+    assert_eq!(zeros_row.freed_bytes, Some(32));
+    assert!(zeros_row.peak_bytes.unwrap() >= 4_000_000);
+    let add_row = row("float_add_scalar");
+    assert_eq!(add_row.phase.as_deref(), Some("optimizer"));
+    assert_eq!(
+        add_row.alloc_bytes.map(|bytes| bytes / 1000),
+        Some(4_000),
+        "its input is shared: it allocates its output ({add_row:#?})"
+    );
+    assert!(add_row.peak_bytes.unwrap() >= 8_000_000, "{add_row:#?}");
+    let peaks = stats::memory_peaks();
+    assert_eq!(peaks.len(), 1, "{peaks:?}");
+    assert_eq!(peaks[0].op, "float_add_scalar");
+    assert_eq!(peaks[0].phase, "optimizer");
+
+    let table = stats::snapshot().table(GroupBy::OpAndPhase);
+    let header = table.lines().nth(1).unwrap();
+    assert!(header.ends_with("Alloc          Peak"), "{table}");
+    let zeros_line = table
+        .lines()
+        .find(|line| line.trim_start().starts_with("float_zeros"))
+        .unwrap();
+    assert!(zeros_line.contains(" 3.81 MiB "), "{zeros_line}");
+    let json: serde_json::Value =
+        serde_json::from_str(&stats::snapshot().to_json(GroupBy::OpAndPhase)).unwrap();
+    let zeros_json = json["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["op"] == "float_zeros")
+        .unwrap();
+    assert_eq!(zeros_json["alloc_bytes"], 4_000_072);
+    assert!(zeros_json["peak_bytes"].as_u64().unwrap() >= 4_000_000);
+    drop((zeros, kept));
+    stats::reset();
+}
+
+/// A run of `steps` steps under a session with per-step and per-op memory; each step keeps a
+/// tensor of `kept_per_step` f32 when it is not 0.
+fn train(steps: usize, kept_per_step: usize) -> (burn_profiled::memory::MemoryRun, Vec<String>) {
+    let mut config = RuntimeConfig::default();
+    config.stopwatch.warmup_iters = 2;
+    config.stats.enabled = true;
+    config.memory.per_step = true;
+    config.memory.per_op = true;
+    let device = Default::default();
+    let out = tempfile::tempdir().unwrap();
+    let mut session = Session::start::<B>(config, &device, out.path());
+    let weights = Tensor::<B, 2>::ones([64, 64], &device);
+    let mut kept = Vec::with_capacity(steps);
+    for _ in 0..steps {
+        let x = Tensor::<B, 2>::ones([32, 64], &device);
+        let loss = x.matmul(weights.clone()).exp().sum();
+        let _ = loss.into_scalar();
+        if kept_per_step > 0 {
+            kept.push(Tensor::<B, 1>::zeros([kept_per_step], &device));
+        }
+        session.finish_iter().unwrap();
+    }
+    let summary = session.finish().unwrap();
+    let memory = summary.memory.expect("per-step memory was on");
+    let warnings = memory.growth_warnings(summary.measured_steps);
+    drop(kept);
+    stats::reset();
+    (memory, warnings)
+}
+
+#[test]
+fn a_steady_training_loop_gives_no_warning() {
+    let _serial = serial();
+    let (memory, warnings) = train(20, 0);
+    assert_eq!(memory.steps, (2..20).collect::<Vec<_>>());
+    assert_eq!(warnings, Vec::<String>::new());
+    let host = memory.growth.iter().find(|g| g.memory == "host").unwrap();
+    assert!(!host.growing, "{host:?}");
+    assert_eq!(memory.host.in_use_bytes.as_ref().map(Vec::len), Some(18));
+}
+
+#[test]
+fn a_loop_that_keeps_a_tensor_per_step_is_warned_with_its_growth_per_step() {
+    let _serial = serial();
+    let (memory, warnings) = train(20, 250_000);
+    let host = memory.growth.iter().find(|g| g.memory == "host").unwrap();
+    assert!(host.growing, "{host:?}");
+    // The kept tensor (1,000,000 bytes of data, 72 of tensor), within 0.1%: the session's own
+    // bookkeeping of the step (its sample, rows) comes and goes by a few hundred bytes.
+    let kept = 1_000_072.0;
+    assert!(
+        (kept..kept + 1000.0).contains(&host.bytes_per_step),
+        "{host:?}"
+    );
+    assert_eq!(host.rising_steps, 17);
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    let warning = &warnings[0];
+    assert!(
+        warning.starts_with("burn-profiled: memory grew by 976.")
+            && warning.contains(" KiB per step on host over 18 measured steps (from "),
+        "{warning}"
+    );
+    assert!(warning.contains(", rising in 17 of 17 steps)"), "{warning}");
+    // What float_zeros allocated and did not free (a 32-byte temporary), per step.
+    assert!(
+        warning.contains(
+            "; ops that kept most of what they allocated, per step: float_zeros 976.60 KiB"
+        ),
+        "{warning}"
+    );
+}
