@@ -287,6 +287,10 @@ fn train<B: AutodiffBackend>(
         for file in &summary.files {
             println!("wrote {}", file.display());
         }
+        if summary.stopped_by.is_some() {
+            // A memory limit stopped the run (the session said which on stderr).
+            std::process::exit(3);
+        }
     }
     Ok(())
 }

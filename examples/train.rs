@@ -8,6 +8,7 @@
 //! cargo run --release --features wgpu --example train              # on burn's Wgpu
 //! cargo run --release --features wgpu --example train -- --unfused  # the same without fusion
 //! cargo run --release --features cupti --example train             # + device time per op
+//! cargo run --release --example train -- --preset eval --leak        # the memory growth warning
 //! nsys profile --trace=nvtx,cuda --capture-range=nvtx --nvtx-capture=capture \
 //!     cargo run --release --example train                          # steady state under Nsight
 //! ```
@@ -26,6 +27,13 @@
 //! unfused is an op, its range on CubeCL's device thread around its kernels. With
 //! `--unfused`, each step runs on CubeCL's device thread (`[nvtx] steps_on_launch_thread`),
 //! so each op range contains its kernels under Nsight Systems.
+//!
+//! Memory (`[memory]`, on with `eval`, `profile` and `debug`): at each measured step's end,
+//! host RSS and each device's memory in use and reserved go to `run.json` and `trace.json`, with
+//! the peaks at the end and a warning when memory in use grew steadily (`--leak` keeps a
+//! tensor per step to show it). With `debug`, each op's allocations are columns of the op table.
+//! A run stopped by a memory limit (`[host] memory_limit_mib`, `[memory] device_limit_mib`)
+//! says why on stderr and exits with code 3.
 
 use std::path::PathBuf;
 use std::sync::mpsc;
@@ -35,6 +43,7 @@ use burn::optim::{AdamConfig, GradientsParams, Optimizer};
 use burn::tensor::{Int, Tensor};
 use burn_profiled::config::RuntimeConfig;
 use burn_profiled::dump::{self, AddOptions, DumpType, Map, TapBackend};
+use burn_profiled::memory::TrackingAllocator;
 use burn_profiled::nvtx;
 use burn_profiled::{LaunchThread, Session, stopwatch};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -98,8 +107,13 @@ fn train<B: TapBackend>(
     launch_thread: impl FnOnce(&B::Device) -> Option<LaunchThread>,
 ) -> std::io::Result<()> {
     let Args {
-        steps, batch, out, ..
+        steps,
+        batch,
+        out,
+        leak,
+        ..
     } = args;
+    let mut leaked = Vec::new();
     nvtx::name_current_thread("training");
     dump::enable_grad_taps::<B>();
     let device = B::Device::default();
@@ -165,6 +179,12 @@ fn train<B: TapBackend>(
         progress.set_message(format!("loss {loss:.4}"));
         losses.push(loss);
         progress.inc(1);
+        if leak {
+            // Kept to the end of the run: the memory grows by 1 MiB per step.
+            leaked.push(Tensor::<B, 2>::zeros([256, 1024], &device));
+        }
+        // Past a memory limit the session says why on stderr (the bar may be hidden), and the
+        // run ends with exit code 3.
         if let Err(exceeded) = session.finish_iter() {
             progress.abandon_with_message(exceeded.to_string());
             break;
@@ -193,11 +213,20 @@ fn train<B: TapBackend>(
             println!("wrote {}", file.display());
         }
     }
+    drop(leaked);
     if mismatch.is_some() {
         std::process::exit(1);
     }
+    if summary.stopped_by.is_some() {
+        std::process::exit(3);
+    }
     Ok(())
 }
+
+/// Counts the host memory each op allocates (`[memory] per_op`, on with `debug`): NdArray's
+/// tensors are host memory.
+#[global_allocator]
+static ALLOCATOR: TrackingAllocator = TrackingAllocator::system();
 
 /// Train a small vision model on generated data, instrumented per the configuration.
 #[derive(clap::Parser)]
@@ -217,6 +246,9 @@ struct Args {
     /// to compare with the fused one profiled by default (`burn_profiled::fused::Cuda`).
     #[arg(long)]
     unfused: bool,
+    /// Keep a 1 MiB tensor per step, to see the memory growth warning at the end.
+    #[arg(long)]
+    leak: bool,
 }
 
 fn main() {

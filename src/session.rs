@@ -61,8 +61,8 @@ pub struct Session {
     device_time: bool,
     /// The per-step memory series, with `[memory] per_step`.
     memory_steps: Option<MemorySteps>,
-    /// Whether a memory limit stopped the run (its message is printed once).
-    stopped: bool,
+    /// The memory limit's message, once one stopped the run (printed once).
+    stopped_by: Option<String>,
 }
 
 /// What [`Session::finish`] wrote, for `run.json` and the caller.
@@ -92,6 +92,10 @@ pub struct RunSummary {
     /// Memory per step, its peaks and growth (`[memory] per_step`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub memory: Option<MemoryRun>,
+    /// The message of the memory limit that stopped the run, if one did: a program should
+    /// exit with a failure code then (the examples exit with 3).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopped_by: Option<String>,
     /// Files written.
     pub files: Vec<PathBuf>,
 }
@@ -222,7 +226,7 @@ impl Session {
             sync: session_sync,
             device_time: false,
             memory_steps: None,
-            stopped: false,
+            stopped_by: None,
         };
         let memory_config = &session.config.memory;
         if memory_config.per_step || memory_config.per_op {
@@ -391,9 +395,9 @@ impl Session {
         }
         match exceeded {
             Some(exceeded) => {
-                if !self.stopped {
-                    self.stopped = true;
+                if self.stopped_by.is_none() {
                     eprintln!("burn-profiled: {exceeded}");
+                    self.stopped_by = Some(exceeded.to_string());
                 }
                 Err(exceeded)
             }
@@ -523,6 +527,7 @@ impl Session {
             stopwatch: report,
             device_time,
             memory,
+            stopped_by: self.stopped_by.clone(),
             files,
         };
         let json = serde_json::to_string_pretty(&summary).map_err(std::io::Error::other)?;

@@ -29,6 +29,62 @@ fn presets_switch_what_they_promise() {
 
     let debug = RuntimeConfig::preset(Preset::Debug);
     assert!(debug.nvtx.keep_track_of_range_order && debug.dump.enabled && debug.trace.enabled);
+
+    // Memory per step from eval on, per op in debug; no device limit in any preset.
+    assert!(!train.memory.per_step && !train.memory.per_op);
+    assert!(eval.memory.per_step && !eval.memory.per_op);
+    assert!(profile.memory.per_step && !profile.memory.per_op);
+    assert!(debug.memory.per_step && debug.memory.per_op);
+    assert!(
+        [&train, &eval, &profile, &debug]
+            .iter()
+            .all(|config| config.memory.device_limit_mib.is_none())
+    );
+}
+
+#[test]
+fn memory_keys_that_cannot_be_are_errors_naming_the_key() {
+    let memory = RuntimeConfig::from_toml_str(
+        "[stats]\nenabled = true\n[memory]\nper_step = true\nper_op = true\ndevice_limit_mib = 20000\n",
+    )
+    .unwrap();
+    assert!(memory.memory.per_step && memory.memory.per_op);
+    assert_eq!(
+        memory.memory.device_limit_mib.map(|mib| mib.get()),
+        Some(20_000)
+    );
+
+    let unknown = RuntimeConfig::from_toml_str("[memory]\nper_stp = true\n")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        unknown.contains("per_stp") && unknown.contains("line 2"),
+        "{unknown}"
+    );
+
+    let zero = RuntimeConfig::from_toml_str("[memory]\ndevice_limit_mib = 0\n")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        zero.contains("device_limit_mib") && zero.contains("nonzero"),
+        "{zero}"
+    );
+
+    assert_eq!(
+        RuntimeConfig::from_toml_str("[memory]\nper_op = true\n")
+            .unwrap_err()
+            .to_string(),
+        "invalid configuration: `memory.per_op` needs `stats.enabled = true`: per-op memory is columns of the op table"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("memory.json");
+    std::fs::write(&file, r#"{"memory": {"per_op": true}}"#).unwrap();
+    let message = RuntimeConfig::from_file(&file).unwrap_err().to_string();
+    assert!(
+        message.starts_with("invalid configuration in ")
+            && message.contains("memory.json: `memory.per_op`"),
+        "{message}"
+    );
 }
 
 #[test]

@@ -156,3 +156,80 @@ fn a_loop_that_keeps_a_tensor_per_step_is_warned_with_its_growth_per_step() {
         "{warning}"
     );
 }
+
+/// The op the child process fails, as a backend that runs out of memory would.
+struct FailMatmul;
+
+impl burn_profiled::probe::OpObserver for FailMatmul {
+    fn op_started(&self, op: &'static burn_profiled::probe::Op) {
+        if op.name() == "float_matmul" {
+            panic!(
+                "An out-of-memory error happened during launch\nCaused by:\n  failed to reserve 17179869184 bytes"
+            );
+        }
+    }
+    fn op_finished(&self, _op: &'static burn_profiled::probe::Op) {}
+}
+
+/// Run by `out_of_memory_is_told_with_its_op_phase_step_and_memory` in a child process (the
+/// panic hook it installs is the process's).
+#[test]
+#[ignore = "a child process of another test"]
+fn child_runs_out_of_memory_in_a_matmul() {
+    let _serial = serial();
+    let mut config = RuntimeConfig::default();
+    config.stopwatch.warmup_iters = 1;
+    config.stats.enabled = true;
+    config.memory.per_step = true;
+    config.memory.per_op = true;
+    let device = Default::default();
+    let out = tempfile::tempdir().unwrap();
+    let mut session = Session::start::<B>(config, &device, out.path());
+    let weights = Tensor::<B, 2>::ones([64, 64], &device);
+    for _ in 0..3 {
+        let _ = Tensor::<B, 2>::ones([32, 64], &device)
+            .exp()
+            .sum()
+            .into_scalar();
+        session.finish_iter().unwrap();
+    }
+    let _failing = burn_profiled::probe::observe(std::sync::Arc::new(FailMatmul));
+    let x = nvtx::scope("forward", || {
+        let x = Tensor::<B, 2>::zeros([32, 64], &device);
+        x.matmul(weights)
+    });
+    drop(x);
+}
+
+#[test]
+fn out_of_memory_is_told_with_its_op_phase_step_and_memory() {
+    let output = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--ignored",
+            "--exact",
+            "child_runs_out_of_memory_in_a_matmul",
+        ])
+        .args(["--nocapture", "--test-threads", "1"])
+        .env("RUST_BACKTRACE", "0")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        !output.status.success(),
+        "the panic reaches the caller: {stderr}"
+    );
+    let told = stderr
+        .find("burn-profiled: out of memory in float_matmul (forward), input shapes [[32, 64], [64, 64]], in step 3; at the end of step 2: host RSS ")
+        .unwrap_or_else(|| panic!("the context, in:\n{stderr}"));
+    let panicked = stderr.find("panicked at").expect("the panic's own message");
+    assert!(told < panicked, "the context comes first:\n{stderr}");
+    let context = stderr[told..].lines().next().unwrap();
+    assert!(
+        context.contains("; ops that allocated most in step 3: float_zeros 8."),
+        "{context}"
+    );
+    assert!(
+        stderr.contains("failed to reserve 17179869184 bytes"),
+        "the panic's message is unchanged:\n{stderr}"
+    );
+}

@@ -64,15 +64,27 @@ fn each_preset_writes_what_it_promises() {
             .unwrap()
             .contains("profiled<ndarray>")
     );
+    assert!(run_json.get("memory").is_none(), "train samples no memory");
 
     let out = dir.path().join("eval");
     let output = run(&["--steps", "5", "--preset", "eval"], &out);
     assert!(output.status.success());
     assert_eq!(files(&out), ["run.json"]);
     assert!(String::from_utf8_lossy(&output.stdout).contains("Num. measured iterations: 2"));
+    let run_json = json(&out.join("run.json"));
+    assert_eq!(run_json["stopwatch"]["state"]["iterations"], 2);
+    assert_eq!(run_json["memory"]["steps"], serde_json::json!([3, 4]));
     assert_eq!(
-        json(&out.join("run.json"))["stopwatch"]["state"]["iterations"],
+        run_json["memory"]["host"]["rss_bytes"]
+            .as_array()
+            .unwrap()
+            .len(),
         2
+    );
+    assert!(
+        String::from_utf8_lossy(&output.stdout)
+            .contains("memory over 2 measured steps: host RSS peak "),
+        "the closing line"
     );
 
     let out = dir.path().join("profile");
@@ -114,6 +126,12 @@ fn each_preset_writes_what_it_promises() {
         .map(|e| e["args"]["name"].as_str().unwrap())
         .collect();
     assert!(names.contains(&"data loader"), "{names:?}");
+    let host_rss: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["ph"] == "C" && e["name"] == "host memory")
+        .collect();
+    assert_eq!(host_rss.len(), 2, "a counter sample per measured step");
+    assert!(host_rss[0]["args"]["rss_bytes"].as_f64().unwrap() > 0.0);
 
     let out = dir.path().join("debug");
     let output = run(&["--steps", "4", "--preset", "debug"], &out);
@@ -141,6 +159,20 @@ fn each_preset_writes_what_it_promises() {
             .any(|row| row["op"] == "conv2d" && row["input_shapes"].is_string()),
         "{by_shapes}"
     );
+    let ops = json(&out.join("ops.json"));
+    let conv = ops["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|row| row["op"] == "conv2d")
+        .unwrap();
+    assert!(
+        conv["alloc_bytes"].as_u64().unwrap() > 0 && conv["peak_bytes"].as_u64().unwrap() > 0,
+        "debug has per-op memory, the example a tracking allocator: {conv}"
+    );
+    assert!(ops.get("host_allocations_tracked").is_none());
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("memory peak by phase: "), "{stdout}");
     assert_eq!(files(&out.join("dumps")), ["0"], "one batch dumped");
     let tensors = json(&out.join("dumps/0/tensors.json"));
     let grads = json(&out.join("dumps/0/grads.json"));
@@ -190,6 +222,54 @@ fn each_preset_writes_what_it_promises() {
         ),
         "{stdout}"
     );
+}
+
+#[test]
+fn a_run_stopped_by_the_memory_guard_says_why_on_stderr_and_exits_3() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("guard.toml");
+    std::fs::write(&config, "[host]\nmemory_limit_mib = 1\n").unwrap();
+    let out = dir.path().join("guard");
+    // Not a terminal: the progress bar draws nothing.
+    let output = run(
+        &["--steps", "5", "--config", config.to_str().unwrap()],
+        &out,
+    );
+    assert_eq!(output.status.code(), Some(3));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("burn-profiled: host memory limit reached: this process uses ")
+            && stderr.contains(
+                " MiB of resident memory, more than the limit of 1 MiB; stopping the run"
+            ),
+        "{stderr}"
+    );
+    let run_json = json(&out.join("run.json"));
+    assert_eq!(run_json["steps"], 1, "stopped after one step");
+    assert!(
+        run_json["stopped_by"]
+            .as_str()
+            .unwrap()
+            .starts_with("host memory limit reached")
+    );
+}
+
+#[test]
+fn the_leak_option_shows_the_growth_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("leak");
+    let output = run(&["--steps", "10", "--preset", "eval", "--leak"], &out);
+    assert!(output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("burn-profiled: memory grew by ")
+            && stderr.contains(" per step on host over 7 measured steps"),
+        "{stderr}"
+    );
+    let run_json = json(&out.join("run.json"));
+    let growth = &run_json["memory"]["growth"][0];
+    assert_eq!(growth["memory"], "host", "the tracking allocator's count");
+    assert_eq!(growth["growing"], true);
 }
 
 #[test]

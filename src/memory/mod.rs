@@ -246,7 +246,7 @@ impl MemoryRun {
             .map(|growth| {
                 let mut text = format!(
                     "burn-profiled: memory grew by {} per step on {} over {} measured steps \
-                     (from {} to {} in use, rising in {} of {} steps)",
+                     (from {} to {}, rising in {} of {} steps)",
                     bytes_text(growth.bytes_per_step.max(0.0) as u64),
                     growth.memory,
                     growth.steps,

@@ -254,8 +254,8 @@ impl Shared {
             nvtx::range_pop(Some("step"));
         }
         steps.last_seconds = Some(started.elapsed().as_secs_f64());
+        // Past a memory limit, the session has said why on stderr.
         if let Err(exceeded) = session.finish_iter() {
-            println!("{exceeded}: ending the training");
             steps.stopped = true;
             if let Some(interrupter) = &steps.interrupter {
                 interrupter.stop(Some(&exceeded.to_string()));
