@@ -359,7 +359,6 @@ impl Session {
     pub fn finish_iter(&mut self) -> Result<(), MemoryLimitExceeded> {
         stopwatch::finish_iter();
         self.steps += 1;
-        memory::set_step(self.steps);
         if self.device_time && self.steps.is_multiple_of(DEVICE_TIME_EVERY) {
             // Keeps what CUPTI and the matching hold bounded over long runs. After a sync, as
             // CUPTI holds back a buffer while a kernel in it runs, unless forced, and a forced
@@ -393,14 +392,16 @@ impl Session {
         if let (Some(steps), Some(sample), true) = (&mut self.memory_steps, sample, measured) {
             steps.record(sample);
         }
+        if let Some(exceeded) = &exceeded
+            && self.stopped_by.is_none()
+        {
+            // The step's allocations are still the current step's.
+            eprintln!("{}", memory::limit_text(exceeded));
+            self.stopped_by = Some(exceeded.to_string());
+        }
+        memory::set_step(self.steps);
         match exceeded {
-            Some(exceeded) => {
-                if self.stopped_by.is_none() {
-                    eprintln!("burn-profiled: {exceeded}");
-                    self.stopped_by = Some(exceeded.to_string());
-                }
-                Err(exceeded)
-            }
+            Some(exceeded) => Err(exceeded),
             None => Ok(()),
         }
     }

@@ -272,6 +272,18 @@ fn child() {
         let summary = profiling.finish().unwrap().unwrap();
         assert_eq!(summary.steps, 1);
         assert_eq!(values.last().unwrap(), &("valid updates".to_owned(), 0.0));
+        assert!(
+            summary
+                .stopped_by
+                .as_deref()
+                .is_some_and(|why| why.starts_with("host memory limit reached")),
+            "{:?}",
+            summary.stopped_by
+        );
+        // The integration samples memory at each step's end, as a session does (eval).
+        let memory = summary.memory.expect("eval samples memory per step");
+        assert_eq!(memory.steps, [0]);
+        assert!(memory.host.rss_bytes[0] > 1 << 20);
         return;
     }
     if mode == "two_threads" {

@@ -14,7 +14,7 @@ use burn_cubecl::cubecl::Runtime;
 use burn_profiled::config::RuntimeConfig;
 use burn_profiled::memory::{DeviceMemory, MemoryRun};
 use burn_profiled::stats::{self, GroupBy, StatsConfig};
-use burn_profiled::{LaunchThread, Profiled, Session, fused};
+use burn_profiled::{LaunchThread, Profiled, Session, fused, trace};
 
 type P = Profiled<Wgpu>;
 
@@ -40,6 +40,8 @@ fn train(steps: usize, kept_per_step: usize) -> (MemoryRun, Vec<String>, Vec<Dev
     let mut config = RuntimeConfig::default();
     config.stopwatch.warmup_iters = 2;
     config.memory.per_step = true;
+    config.trace.enabled = true;
+    trace::clear();
     let device = WgpuDevice::default();
     let out = tempfile::tempdir().unwrap();
     let mut session = Session::start::<P>(config, &device, out.path());
@@ -88,6 +90,18 @@ fn the_per_step_series_is_what_memory_usage_says_at_the_same_points() {
         .unwrap();
     assert!(!device.growing, "{device:?}");
     assert_eq!(device.bytes_per_step, 0.0, "{device:?}");
+
+    // The same series as a counter track of the timeline.
+    let (trace, _) = trace::to_json();
+    let trace: serde_json::Value = serde_json::from_str(&trace).unwrap();
+    let counters: Vec<u64> = trace["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["ph"] == "C" && e["name"] == format!("memory {}", series.device))
+        .map(|e| e["args"]["in_use_bytes"].as_f64().unwrap() as u64)
+        .collect();
+    assert_eq!(counters, in_use);
 }
 
 #[test]
@@ -185,4 +199,57 @@ fn fused_blocks_report_their_allocations_too() {
     assert_eq!(block.alloc_bytes, Some(4_194_304), "{block:#?}");
     assert_eq!(block.peak_bytes, Some(4_194_304), "{block:#?}");
     stats::reset();
+}
+
+#[test]
+fn ops_of_a_step_run_on_the_launch_thread_read_their_memory_there() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let device = WgpuDevice::default();
+    let launch = LaunchThread::cubecl::<Wgpu>(&device);
+    let attached = launch.attach().expect("CubeCL's launch thread has a queue");
+    stats::reset();
+    stats::start(StatsConfig {
+        memory: true,
+        ..StatsConfig::default()
+    });
+    let kept = launch.run(|| {
+        let zeros = Tensor::<P, 1>::zeros([1 << 20], &device);
+        let ones = Tensor::<P, 1>::ones([1 << 19], &device);
+        (zeros, ones)
+    });
+    stats::stop();
+    drop(attached);
+    let rows = stats::snapshot().rows(GroupBy::Op);
+    let alloc = |op: &str| rows.iter().find(|r| r.op == op).and_then(|r| r.alloc_bytes);
+    assert_eq!(alloc("float_zeros"), Some(4_194_304), "{rows:#?}");
+    assert_eq!(alloc("float_ones"), Some(2_097_152), "{rows:#?}");
+    drop(kept);
+    stats::reset();
+}
+
+#[test]
+fn a_device_memory_limit_stops_the_run_naming_the_device() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut config = RuntimeConfig::default();
+    config.memory.device_limit_mib = std::num::NonZeroU64::new(1);
+    let device = WgpuDevice::default();
+    let out = tempfile::tempdir().unwrap();
+    let mut session = Session::start::<P>(config, &device, out.path());
+    session.set_launch_thread(LaunchThread::cubecl::<Wgpu>(&device));
+    let x = Tensor::<P, 1>::ones([1 << 20], &device);
+    let exceeded = session
+        .finish_iter()
+        .expect_err("lavapipe reserves more than 1 MiB");
+    assert_eq!(exceeded.memory, format!("{device:?}"));
+    assert_eq!(exceeded.limit_mib, 1);
+    assert!(exceeded.used_mib >= 4, "{exceeded:?}");
+    assert!(
+        exceeded
+            .to_string()
+            .starts_with(&format!("device memory limit reached: {device:?} has ")),
+        "{exceeded}"
+    );
+    let summary = session.finish().unwrap();
+    assert_eq!(summary.stopped_by, Some(exceeded.to_string()));
+    drop(x);
 }

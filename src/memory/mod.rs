@@ -31,7 +31,7 @@ use crate::context::memory as context_memory;
 use crate::sinks::stats::{self, bytes_text};
 use crate::sinks::trace;
 
-pub(crate) use oom::{install_out_of_memory_context, remember};
+pub(crate) use oom::{install_out_of_memory_context, limit_text, remember};
 
 /// Memory at the end of one measured step.
 #[derive(Debug, Clone, PartialEq)]

@@ -67,6 +67,25 @@ pub(crate) fn context_text() -> String {
              records"
         ),
     };
+    text.push_str(&memory_state(step));
+    text
+}
+
+/// Why a memory limit stopped the run, as the first lines the user reads: the guard's message,
+/// then the memory at the end of the step (the last sample) and what its ops allocated most.
+pub(crate) fn limit_text(exceeded: &crate::host::MemoryLimitExceeded) -> String {
+    let step = context_memory::step();
+    let state = memory_state(step);
+    match state.strip_prefix("; ") {
+        Some(state) => format!("burn-profiled: {exceeded}\nburn-profiled: {state}"),
+        None => format!("burn-profiled: {exceeded}"),
+    }
+}
+
+/// `; at the end of step N: <memory>; ops that allocated most in step M: <ops>`, the parts
+/// that are known.
+fn memory_state(step: usize) -> String {
+    let mut text = String::new();
     if let Some(sample) = LAST_SAMPLE
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
