@@ -245,8 +245,14 @@ struct ActiveOp<B: Backend> {
 
 /// An op's memory at its start, read where its allocations are made.
 enum MemoryAtStart {
-    /// Its device's memory in use, read here (on its launch thread) through `launch`.
-    Device { launch: LaunchThread, in_use: u64 },
+    /// Its device's memory in use in `stream`, read here (on its launch thread) through
+    /// `launch`.
+    Device {
+        launch: LaunchThread,
+        stream: u64,
+        generation: u64,
+        in_use: u64,
+    },
     /// This thread's host allocations (a tracking allocator is installed).
     Host(ThreadAllocations),
     /// Read on its launch thread by its queued start and end.
@@ -333,10 +339,8 @@ fn queued_start(task: QueuedTask) {
         ..
     } = task;
     launches_start(flags, op, device_op);
-    let in_use_at_start = memory.and_then(|memory| {
-        let in_use = memory.launch.memory_of(Some(memory.stream))?.in_use_bytes;
-        Some(in_use)
-    });
+    let in_use_at_start =
+        memory.and_then(|memory| in_use_at_start(&memory.launch, memory.stream, memory.generation));
     QUEUED_OPEN.with_borrow_mut(|open| {
         open.push(QueuedOpen {
             instance,
@@ -373,13 +377,13 @@ fn queued_end(task: QueuedTask) {
         }
     });
     if let (Some(memory), Some(at_start)) = (memory, in_use_at_start)
-        && let Some(at_end) = memory.launch.memory_of(Some(memory.stream))
+        && let Some(at_end) = in_use_at_end(&memory.launch, memory.stream, memory.generation)
     {
         stats::record_memory(
             op,
             (memory.phase, memory.device),
             memory.shapes,
-            device_memory(at_start, at_end.in_use_bytes),
+            device_memory(at_start, at_end),
         );
     }
     for o in above.iter().rev() {
@@ -390,6 +394,38 @@ fn queued_end(task: QueuedTask) {
         launches_start(o.flags, o.op, o.device_op);
     }
     QUEUED_OPEN.with_borrow_mut(|open| open.extend(above));
+}
+
+thread_local! {
+    /// On a launch thread: the memory in use each stream had at the end of its last op read
+    /// there, with the statistics' memory generation it was read in.
+    static LAST_IN_USE: std::cell::RefCell<Vec<(u64, u64, u64)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The memory in use of `stream` (of `launch`'s device) at an op's start: the end of the op
+/// before it on that stream, read on this launch thread in this `generation` of per-op memory,
+/// else read now. One read per op: on wgpu, every read submits the stream's queued work.
+fn in_use_at_start(launch: &LaunchThread, stream: u64, generation: u64) -> Option<u64> {
+    let last = LAST_IN_USE.with_borrow(|last| {
+        last.iter()
+            .find(|(s, g, _)| (*s, *g) == (stream, generation))
+            .map(|(_, _, in_use)| *in_use)
+    });
+    match last {
+        Some(in_use) => Some(in_use),
+        None => Some(launch.memory_of(Some(stream))?.in_use_bytes),
+    }
+}
+
+/// The memory in use of `stream` at an op's end, read now, and kept for the next op's start.
+fn in_use_at_end(launch: &LaunchThread, stream: u64, generation: u64) -> Option<u64> {
+    let in_use = launch.memory_of(Some(stream))?.in_use_bytes;
+    LAST_IN_USE.with_borrow_mut(|last| {
+        last.retain(|(s, _, _)| *s != stream);
+        last.push((stream, generation, in_use));
+    });
+    Some(in_use)
 }
 
 /// An op's memory on a device that reports memory in use only: what it grew or shrank by.
@@ -432,6 +468,7 @@ fn start<B: Backend>(
             Some(QueuedMemory {
                 launch: memory_launch.clone(),
                 stream: memory_launch.current_stream(),
+                generation: stats::memory_generation(),
                 phase,
                 shapes: None,
                 device: device_id,
@@ -492,10 +529,16 @@ fn start<B: Backend>(
     }
     let memory = match (queued_memory, memory_launch) {
         (Some(queued), _) => Some(MemoryAtStart::Queued(queued)),
-        (None, Some(launch)) => launch.memory_of(None).map(|memory| MemoryAtStart::Device {
-            launch,
-            in_use: memory.in_use_bytes,
-        }),
+        (None, Some(launch)) => {
+            // On the launch thread: its own stream.
+            let (stream, generation) = (launch.current_stream(), stats::memory_generation());
+            in_use_at_start(&launch, stream, generation).map(|in_use| MemoryAtStart::Device {
+                launch,
+                stream,
+                generation,
+                in_use,
+            })
+        }
         (None, None) if memory_per_op => {
             let host = context_memory::thread_allocations().map(MemoryAtStart::Host);
             if host.is_none() {
@@ -552,8 +595,8 @@ impl<B: Backend> Drop for OpGuard<B> {
 #[inline(never)]
 fn finish<B: Backend>(mut active: ActiveOp<B>) {
     sync::<B>(active.device.as_ref());
-    let queued_memory = match active.memory.take() {
-        None => None,
+    let (queued_memory, memory) = match active.memory.take() {
+        None => (None, None),
         Some(at_start) => {
             RUNNING.with_borrow_mut(Vec::pop);
             finish_memory(&active, at_start)
@@ -567,6 +610,7 @@ fn finish<B: Backend>(mut active: ActiveOp<B>) {
                 ended.saturating_sub(started),
                 active.shapes,
                 active.device_id,
+                memory,
             );
         }
         if active.flags & TRACE != 0 {
@@ -610,37 +654,34 @@ fn finish<B: Backend>(mut active: ActiveOp<B>) {
     }
 }
 
-/// Records the memory of an op that read it here, or makes what its queued end reads it for.
+/// The memory of an op that read it here, or what its queued end reads it for.
 fn finish_memory<B: Backend>(
     active: &ActiveOp<B>,
     at_start: MemoryAtStart,
-) -> Option<Box<QueuedMemory>> {
+) -> (Option<Box<QueuedMemory>>, Option<stats::OpMemory>) {
     let call = match at_start {
         MemoryAtStart::Queued(queued) => {
-            return Some(Box::new(QueuedMemory {
+            let queued = QueuedMemory {
                 shapes: active.shapes.clone().map(Vec::into_boxed_slice),
                 ..queued
-            }));
+            };
+            return (Some(Box::new(queued)), None);
         }
-        MemoryAtStart::Device { launch, in_use } => {
-            device_memory(in_use, launch.memory_of(None)?.in_use_bytes)
-        }
+        MemoryAtStart::Device {
+            launch,
+            stream,
+            generation,
+            in_use,
+        } => in_use_at_end(&launch, stream, generation).map(|end| device_memory(in_use, end)),
         MemoryAtStart::Host(at_start) => {
-            let now = context_memory::thread_allocations()?;
-            stats::OpMemory {
+            context_memory::thread_allocations().map(|now| stats::OpMemory {
                 alloc_bytes: now.allocated.saturating_sub(at_start.allocated),
                 freed_bytes: now.freed.saturating_sub(at_start.freed),
                 in_use_bytes: context_memory::host_in_use().unwrap_or(0),
-            }
+            })
         }
     };
-    stats::record_memory(
-        active.op,
-        (phase::current(), active.device_id),
-        active.shapes.clone().map(Vec::into_boxed_slice),
-        call,
-    );
-    None
+    (None, call)
 }
 
 /// The start or the end of what an op does where its kernels are launched.

@@ -180,6 +180,8 @@ fn child_runs_out_of_memory_in_a_matmul() {
     let mut config = RuntimeConfig::default();
     config.stopwatch.warmup_iters = 1;
     config.stats.enabled = true;
+    // The op's shapes are known when statistics are kept by shapes (as in `debug`).
+    config.stats.by_shapes = true;
     config.memory.per_step = true;
     config.memory.per_op = true;
     let device = Default::default();

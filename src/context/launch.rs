@@ -129,6 +129,8 @@ pub struct QueuedTask {
 pub(crate) struct QueuedMemory {
     pub(crate) launch: LaunchThread,
     pub(crate) stream: u64,
+    /// Which start of per-op memory it was read in: readings of an earlier one are stale.
+    pub(crate) generation: u64,
     pub(crate) phase: u32,
     pub(crate) shapes: Option<Box<[burn_backend::Shape]>>,
     pub(crate) device: u32,

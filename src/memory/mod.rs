@@ -298,11 +298,15 @@ fn op_peak_text(peak: &MemoryPeak) -> String {
     )
 }
 
-/// The host's memory now: resident size, and the tracking allocator's bytes in use.
+/// The program's host memory now: resident size, and the tracking allocator's bytes in use,
+/// less what the timeline holds (the profiler's own memory, which grows with every event).
 pub(crate) fn host_now() -> (u64, Option<u64>) {
+    let profiler = trace::retained_bytes();
     (
-        crate::host::rss_bytes().unwrap_or(0),
-        context_memory::host_in_use(),
+        crate::host::rss_bytes()
+            .unwrap_or(0)
+            .saturating_sub(profiler),
+        context_memory::host_in_use().map(|bytes| bytes.saturating_sub(profiler)),
     )
 }
 

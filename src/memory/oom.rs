@@ -1,6 +1,7 @@
 //! The context of an out-of-memory failure: when a panic's message says memory ran out, a
 //! panic hook prints, before the panic's own message, the op that was running on the panicking
-//! thread (with per-op memory on: its shapes and phase), the step, each device's memory at the
+//! thread (with per-op memory on: its phase, and its input shapes when statistics are kept by
+//! shapes), the step, each device's memory at the
 //! last step's end, and the ops that allocated most in the step. Nothing else changes: the
 //! previous hook prints the panic, and the panic goes on to the caller.
 

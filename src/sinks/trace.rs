@@ -82,6 +82,13 @@ struct CounterSample {
 }
 
 static COUNTERS: Mutex<Vec<CounterSample>> = Mutex::new(Vec::new());
+/// Bytes of the names the timeline owns (ranges, measurements, kernels, counters).
+static OWNED_BYTES: AtomicU64 = AtomicU64::new(0);
+
+fn owned(name: String) -> String {
+    OWNED_BYTES.fetch_add(name.capacity() as u64, Ordering::Relaxed);
+    name
+}
 
 /// The track of a device stream: ids far above OS thread ids.
 fn stream_track(device: u32, stream: u32) -> u32 {
@@ -145,6 +152,7 @@ pub fn clear() {
     }
     lock(&KERNELS).clear();
     lock(&COUNTERS).clear();
+    OWNED_BYTES.store(0, Ordering::Relaxed);
     EVENTS.store(0, Ordering::Relaxed);
     DROPPED.store(0, Ordering::Relaxed);
     FIRST_DROP_NS.store(0, Ordering::Relaxed);
@@ -209,7 +217,7 @@ pub(crate) fn record_kernel(
         lock(&KERNELS).push(KernelSpan {
             device,
             stream,
-            name: name.to_owned(),
+            name: owned(name.to_owned()),
             start,
             end,
             launched_by,
@@ -222,7 +230,7 @@ pub(crate) fn record_kernel(
 pub(crate) fn record_counter(name: &str, at: Duration, values: &[(&'static str, f64)]) {
     if is_recording() && admit(at) {
         lock(&COUNTERS).push(CounterSample {
-            name: name.to_owned(),
+            name: owned(name.to_owned()),
             at,
             values: values.to_vec(),
         });
@@ -232,7 +240,7 @@ pub(crate) fn record_counter(name: &str, at: Duration, values: &[(&'static str, 
 /// A stopwatch measurement `name` ran from `start` to `end` on this thread.
 pub(crate) fn record_measurement(name: &str, start: Duration, end: Duration) {
     if is_recording() {
-        record_span(Cow::Owned(name.to_owned()), "stopwatch", start, end);
+        record_span(Cow::Owned(owned(name.to_owned())), "stopwatch", start, end);
     }
 }
 
@@ -240,7 +248,7 @@ pub(crate) fn record_measurement(name: &str, start: Duration, end: Duration) {
 pub(crate) fn range_pushed(name: &str) {
     if is_recording() {
         let now = clock::now();
-        with_thread(|thread| thread.open_ranges.push((name.to_owned(), now)));
+        with_thread(|thread| thread.open_ranges.push((owned(name.to_owned()), now)));
     }
 }
 
@@ -252,6 +260,31 @@ pub(crate) fn range_popped() {
             record_span(Cow::Owned(name), "range", start, now);
         }
     }
+}
+
+/// The host memory the timeline holds: its buffers and the names it owns, as allocated (a
+/// per-step memory series leaves it out: it is the profiler's, not the program's).
+pub(crate) fn retained_bytes() -> u64 {
+    use std::mem::size_of;
+    let threads: u64 = threads()
+        .iter()
+        .map(|thread| {
+            let thread = lock(thread);
+            (thread.spans.capacity() * size_of::<Span>()
+                + thread.open_ranges.capacity() * size_of::<(String, Duration)>())
+                as u64
+        })
+        .sum();
+    let kernels = (lock(&KERNELS).capacity() * size_of::<KernelSpan>()) as u64;
+    let counters: u64 = {
+        let counters = lock(&COUNTERS);
+        (counters.capacity() * size_of::<CounterSample>()) as u64
+            + counters
+                .iter()
+                .map(|c| (c.values.capacity() * size_of::<(&str, f64)>()) as u64)
+                .sum::<u64>()
+    };
+    threads + kernels + counters + OWNED_BYTES.load(Ordering::Relaxed)
 }
 
 #[derive(Serialize)]

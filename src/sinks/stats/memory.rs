@@ -61,13 +61,35 @@ static STEP_ALLOCATIONS: Mutex<(usize, Vec<(&'static Op, u64)>)> = Mutex::new((0
 /// An op asked for its memory on a device that reports none, without a tracking allocator.
 static HOST_UNTRACKED: AtomicBool = AtomicBool::new(false);
 
-/// Adds a call's memory to the row of `op` run in `phase` on `device` with `shapes`.
+/// Adds a call's memory to the row of `op` run in `phase` on `device` with `shapes`: an op
+/// whose memory was read on its launch thread after it ended.
 pub(crate) fn record_memory(
     op: &'static Op,
     (phase, device): (u32, u32),
     shapes: Option<Box<[Shape]>>,
     call: OpMemory,
 ) {
+    if !note_call(op, (phase, device), call) {
+        return;
+    }
+    let key = Key {
+        op: op as *const Op as usize,
+        phase,
+        shapes,
+        device,
+    };
+    let mut rows = THREADS
+        .get_or_default()
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    rows.entry(key)
+        .or_insert_with(|| Aggregate::new(op.name()))
+        .add_memory(call);
+}
+
+/// Counts a call's allocations in its step, and its memory in use against its device's peak;
+/// false in warm-up (nothing goes to the rows then).
+pub(super) fn note_call(op: &'static Op, (phase, device): (u32, u32), call: OpMemory) -> bool {
     let step = memory::step();
     {
         let mut allocations = STEP_ALLOCATIONS
@@ -86,38 +108,32 @@ pub(crate) fn record_memory(
         }
     }
     if warmup::in_warmup() {
-        return;
+        return false;
     }
-    {
-        let mut peaks = PEAKS.lock().unwrap_or_else(PoisonError::into_inner);
-        let peak = Peak {
-            device,
-            bytes: call.in_use_bytes,
-            op,
-            phase,
-            step,
-        };
-        match peaks.iter_mut().find(|peak| peak.device == device) {
-            Some(highest) if highest.bytes < call.in_use_bytes => *highest = peak,
-            Some(_) => {}
-            None => peaks.push(peak),
-        }
-    }
-    let key = Key {
-        op: op as *const Op as usize,
-        phase,
-        shapes,
+    let mut peaks = PEAKS.lock().unwrap_or_else(PoisonError::into_inner);
+    let peak = Peak {
         device,
+        bytes: call.in_use_bytes,
+        op,
+        phase,
+        step,
     };
-    let mut rows = THREADS
-        .get_or_default()
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner);
-    let row = rows.entry(key).or_insert_with(|| Aggregate::new(op.name()));
-    row.memory_calls += 1;
-    row.alloc_bytes += call.alloc_bytes;
-    row.freed_bytes += call.freed_bytes;
-    row.peak_bytes = row.peak_bytes.max(call.in_use_bytes);
+    match peaks.iter_mut().find(|peak| peak.device == device) {
+        Some(highest) if highest.bytes < call.in_use_bytes => *highest = peak,
+        Some(_) => {}
+        None => peaks.push(peak),
+    }
+    true
+}
+
+impl Aggregate {
+    /// Adds one call's memory.
+    pub(super) fn add_memory(&mut self, call: OpMemory) {
+        self.memory_calls += 1;
+        self.alloc_bytes += call.alloc_bytes;
+        self.freed_bytes += call.freed_bytes;
+        self.peak_bytes = self.peak_bytes.max(call.in_use_bytes);
+    }
 }
 
 /// Notes that an op's memory could not be read: host memory without a tracking allocator.

@@ -84,6 +84,10 @@ struct Aggregate {
     peak_bytes: u64,
 }
 
+/// The longest call the histograms tell apart (an hour); longer ones count as an hour there
+/// (their total, min and max stay exact).
+const LONGEST_NS: u64 = 3_600_000_000_000;
+
 impl Aggregate {
     fn new(name: &'static str) -> Self {
         Aggregate {
@@ -92,9 +96,11 @@ impl Aggregate {
             total: Duration::ZERO,
             min: Duration::MAX,
             max: Duration::ZERO,
-            // Two significant digits: p50/p95 within 1%, a few KiB per row.
-            histogram: Histogram::new(2)
-                .unwrap_or_else(|_| unreachable!("2 significant digits is valid")),
+            // Two significant digits: p50/p95 within 1%. Sized once for calls up to an hour
+            // (18 KiB per row), so that a row's memory does not grow as longer calls come:
+            // a run's memory stays flat once its rows exist.
+            histogram: Histogram::new_with_bounds(1, LONGEST_NS, 2)
+                .unwrap_or_else(|_| unreachable!("valid bounds and 2 significant digits")),
             kernels: 0,
             device: Duration::ZERO,
             memory_calls: 0,
@@ -120,7 +126,9 @@ impl Aggregate {
         self.total += time;
         self.min = self.min.min(time);
         self.max = self.max.max(time);
-        let _ = self.histogram.record((time.as_nanos() as u64).max(1));
+        let _ = self
+            .histogram
+            .record((time.as_nanos() as u64).clamp(1, LONGEST_NS));
     }
 
     fn merge(&mut self, other: &Aggregate) {
@@ -145,6 +153,8 @@ static CONFIG: Mutex<StatsConfig> = Mutex::new(StatsConfig {
 });
 /// Whether ops record their memory ([`StatsConfig::memory`]).
 static MEMORY: AtomicBool = AtomicBool::new(false);
+/// How many times recording started: memory read in an earlier recording is stale.
+static MEMORY_GENERATION: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 /// Each thread's rows, merged when a snapshot is taken.
 static THREADS: ThreadLocal<Mutex<FxHashMap<Key, Aggregate>>> = ThreadLocal::new();
 
@@ -153,10 +163,10 @@ pub fn start(config: StatsConfig) {
     *CONFIG.lock().unwrap_or_else(PoisonError::into_inner) = config;
     RECORDING.store(true, Ordering::Relaxed);
     MEMORY.store(config.memory, Ordering::Relaxed);
+    MEMORY_GENERATION.fetch_add(1, Ordering::Relaxed);
     switches::set_memory_per_op(config.memory);
     switches::set(STATS, true);
-    // With per-op memory, an out-of-memory message names the running op's shapes.
-    switches::set(SHAPES, config.by_shapes || config.memory);
+    switches::set(SHAPES, config.by_shapes);
 }
 
 /// Stops recording; the statistics stay until [`reset`].
@@ -170,6 +180,11 @@ pub fn stop() {
 /// Whether ops record their memory: statistics are on with [`StatsConfig::memory`].
 pub(crate) fn memory_per_op() -> bool {
     MEMORY.load(Ordering::Relaxed)
+}
+
+/// Which start of recording this is (see `MEMORY_GENERATION`).
+pub(crate) fn memory_generation() -> u64 {
+    MEMORY_GENERATION.load(Ordering::Relaxed)
 }
 
 /// Whether op statistics are being recorded.
@@ -189,13 +204,22 @@ pub fn reset() {
 }
 
 /// Records one op; called by the probe on the op's thread.
-pub(crate) fn record(op: &'static Op, time: Duration, shapes: Option<Vec<Shape>>, device: u32) {
+/// With `memory`, the call's memory read where it ran (per-op memory).
+pub(crate) fn record(
+    op: &'static Op,
+    time: Duration,
+    shapes: Option<Vec<Shape>>,
+    device: u32,
+    memory: Option<OpMemory>,
+) {
+    let phase = phase::current();
+    let memory = memory.filter(|call| memory::note_call(op, (phase, device), *call));
     if warmup::in_warmup() {
         return;
     }
     let key = Key {
         op: op as *const Op as usize,
-        phase: phase::current(),
+        phase,
         shapes: shapes.map(Vec::into_boxed_slice),
         device,
     };
@@ -203,9 +227,11 @@ pub(crate) fn record(op: &'static Op, time: Duration, shapes: Option<Vec<Shape>>
         .get_or_default()
         .lock()
         .unwrap_or_else(PoisonError::into_inner);
-    rows.entry(key)
-        .or_insert_with(|| Aggregate::new(op.name()))
-        .record(time);
+    let row = rows.entry(key).or_insert_with(|| Aggregate::new(op.name()));
+    row.record(time);
+    if let Some(call) = memory {
+        row.add_memory(call);
+    }
 }
 
 /// Adds a kernel that ran for `time` to the row of `op` run in `phase` on `device` with

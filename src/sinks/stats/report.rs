@@ -70,8 +70,9 @@ pub struct Row {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub device_percent: Option<f64>,
     /// Bytes the calls allocated, when their memory was read (`[memory] per_op`). On devices
-    /// that report memory in use only (CubeCL's), what the memory in use grew by during each
-    /// call.
+    /// that report memory in use only (CubeCL's), what their stream's memory in use grew by,
+    /// from the end of the op before on that stream to the call's end (one read per op, on the
+    /// launch thread behind the op's kernels).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub alloc_bytes: Option<u64>,
     /// Bytes the calls freed (on CubeCL's devices, what the memory in use shrank by).
@@ -457,11 +458,11 @@ mod tests {
         stats::reset();
         stats::start(stats::StatsConfig::default());
         let us = Duration::from_micros;
-        super::super::record(&COMPUTE, us(100), None, gpu0);
-        super::super::record(&COMPUTE, us(300), None, gpu1);
-        super::super::record(&ALL_REDUCE, us(50), None, gpu0);
-        super::super::record(&ALL_REDUCE, us(450), None, gpu1);
-        super::super::record(&ALL_REDUCE, us(500), None, 0);
+        super::super::record(&COMPUTE, us(100), None, gpu0, None);
+        super::super::record(&COMPUTE, us(300), None, gpu1, None);
+        super::super::record(&ALL_REDUCE, us(50), None, gpu0, None);
+        super::super::record(&ALL_REDUCE, us(450), None, gpu1, None);
+        super::super::record(&ALL_REDUCE, us(500), None, 0, None);
         stats::stop();
         let snapshot = stats::snapshot();
 

@@ -1,0 +1,224 @@
+//! What memory tracking costs, side by side in one run
+//! (`cargo bench --features wgpu --bench memory`; on a machine without GPU, burn's `Wgpu` runs
+//! on Mesa's lavapipe).
+//!
+//! * `per_step`: a training step of the examples' vision model (batch 8) ending with the
+//!   session's `finish_iter`, with `[memory] per_step` off and on: on fused Wgpu with its
+//!   launch thread given to the session (a device read through CubeCL's `memory_usage`, and
+//!   the host's RSS), and on NdArray (the host's RSS and the tracking allocator's count).
+//! * `step_end`: the session's `finish_iter` alone, with and without the sample (what a
+//!   sample costs, to set against a step's time).
+//! * `per_op`: a launch-bound step (a small MLP: forward, backward, Adam) with statistics on,
+//!   without and with `[memory] per_op`: on Wgpu with its launch thread attached (each op's
+//!   memory read on the device thread, behind its launches), and on NdArray (the tracking
+//!   allocator's per-thread counts).
+//!
+//! The tracking allocator is this binary's global allocator in every variant (the baselines
+//! too): installing it is measured by `--bench overhead`, which does not.
+
+use burn::backend::wgpu::WgpuDevice;
+use burn::backend::{Autodiff, NdArray, Wgpu};
+use burn::nn::loss::CrossEntropyLossConfig;
+use burn::optim::adaptor::OptimizerAdaptor;
+use burn::optim::{Adam, AdamConfig, GradientsParams, Optimizer};
+use burn::tensor::backend::{AutodiffBackend, Backend};
+use burn::tensor::{Int, Tensor};
+use burn_profiled::config::RuntimeConfig;
+use burn_profiled::memory::TrackingAllocator;
+use burn_profiled::{LaunchThread, Profiled, Session, fused, stats};
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+
+#[path = "../examples/common/vision.rs"]
+mod vision;
+use vision::VisionModel;
+
+#[allow(dead_code)] // The tiny op is `--bench overhead`'s.
+mod workloads;
+use workloads::MlpStep;
+
+#[global_allocator]
+static ALLOCATOR: TrackingAllocator = TrackingAllocator::system();
+
+type Group<'a> = criterion::BenchmarkGroup<'a, criterion::measurement::WallTime>;
+
+const BATCH: usize = 8;
+/// Steps run before each variant is measured (kernels compile and tune on their first runs).
+const WARM_UP_STEPS: usize = 5;
+
+struct VisionStep<B: AutodiffBackend> {
+    model: Option<VisionModel<B>>,
+    optim: OptimizerAdaptor<Adam, VisionModel<B>, B>,
+    images: Tensor<B, 4>,
+    labels: Tensor<B, 1, Int>,
+    device: B::Device,
+}
+
+impl<B: AutodiffBackend> VisionStep<B> {
+    fn new(device: &B::Device) -> Self {
+        B::seed(device, 3);
+        let (images, labels) = vision::generated_batch(0, BATCH);
+        VisionStep {
+            model: Some(VisionModel::new(device)),
+            optim: AdamConfig::new().init(),
+            images: Tensor::from_data(images, device),
+            labels: Tensor::from_data(labels, device),
+            device: device.clone(),
+        }
+    }
+
+    fn run(&mut self) {
+        let Some(model) = self.model.take() else {
+            return;
+        };
+        let logits = model.forward(self.images.clone(), false);
+        let loss = CrossEntropyLossConfig::new()
+            .init(&self.device)
+            .forward(logits, self.labels.clone());
+        let grads = GradientsParams::from_grads(loss.backward(), &model);
+        self.model = Some(self.optim.step(1e-3, model, grads));
+        let _ = B::sync(&self.device);
+    }
+}
+
+/// A session that only counts steps, or also samples memory at each one's end.
+fn session<B: Backend>(
+    device: &B::Device,
+    per_step: bool,
+    launch: Option<LaunchThread>,
+) -> (Session, tempfile::TempDir) {
+    let mut config = RuntimeConfig::default();
+    config.stopwatch.warmup_iters = 0;
+    config.memory.per_step = per_step;
+    let out = tempfile::tempdir().expect("a temporary directory");
+    let mut session = Session::start::<B>(config, device, out.path());
+    if let Some(launch) = launch {
+        session.set_launch_thread(launch);
+    }
+    (session, out)
+}
+
+fn per_step_variant<B: AutodiffBackend>(
+    group: &mut Group<'_>,
+    id: &str,
+    device: &B::Device,
+    per_step: bool,
+    launch: Option<LaunchThread>,
+) {
+    let mut step = VisionStep::<B>::new(device);
+    for _ in 0..WARM_UP_STEPS {
+        step.run();
+    }
+    let (mut session, _out) = session::<B>(device, per_step, launch);
+    group.bench_function(BenchmarkId::new(id, format!("batch {BATCH}")), |bench| {
+        bench.iter(|| {
+            step.run();
+            let _ = session.finish_iter();
+        })
+    });
+}
+
+fn per_step(c: &mut Criterion) {
+    let mut group = c.benchmark_group("per_step");
+    group
+        .sample_size(20)
+        .measurement_time(std::time::Duration::from_secs(15));
+    let device = WgpuDevice::default();
+    type F = Autodiff<fused::Wgpu>;
+    let launch = || Some(LaunchThread::cubecl::<fused::Wgpu>(&device));
+    per_step_variant::<F>(
+        &mut group,
+        "fused::Wgpu, memory off",
+        &device,
+        false,
+        launch(),
+    );
+    per_step_variant::<F>(&mut group, "fused::Wgpu, per step", &device, true, launch());
+    type N = Autodiff<Profiled<NdArray>>;
+    let cpu = Default::default();
+    per_step_variant::<N>(
+        &mut group,
+        "Profiled<NdArray>, memory off",
+        &cpu,
+        false,
+        None,
+    );
+    per_step_variant::<N>(&mut group, "Profiled<NdArray>, per step", &cpu, true, None);
+    group.finish();
+}
+
+/// The end of a step alone, sampled or not: what a sample costs, to set against a step's time.
+fn sample(c: &mut Criterion) {
+    let mut group = c.benchmark_group("step_end");
+    let device = WgpuDevice::default();
+    type F = Autodiff<fused::Wgpu>;
+    // A step first, so the device has memory to report.
+    VisionStep::<F>::new(&device).run();
+    for (id, per_step) in [
+        ("fused::Wgpu, memory off", false),
+        ("fused::Wgpu, per step", true),
+    ] {
+        let launch = Some(LaunchThread::cubecl::<fused::Wgpu>(&device));
+        let (mut session, _out) = session::<F>(&device, per_step, launch);
+        group.bench_function(BenchmarkId::from_parameter(id), |bench| {
+            bench.iter(|| session.finish_iter())
+        });
+    }
+    type N = Autodiff<Profiled<NdArray>>;
+    let cpu = Default::default();
+    for (id, per_step) in [("NdArray, memory off", false), ("NdArray, per step", true)] {
+        let (mut session, _out) = session::<N>(&cpu, per_step, None);
+        group.bench_function(BenchmarkId::from_parameter(id), |bench| {
+            bench.iter(|| session.finish_iter())
+        });
+    }
+    group.finish();
+}
+
+fn per_op_variant<B: AutodiffBackend>(group: &mut Group<'_>, id: &str, memory: bool) {
+    let mut step = MlpStep::<B>::new();
+    let device = B::Device::default();
+    for _ in 0..WARM_UP_STEPS {
+        step.run();
+    }
+    stats::start(stats::StatsConfig {
+        memory,
+        ..stats::StatsConfig::default()
+    });
+    group.bench_function(BenchmarkId::from_parameter(id), |bench| {
+        bench.iter(|| {
+            step.run();
+            let _ = B::sync(&device);
+        })
+    });
+    stats::stop();
+    stats::reset();
+}
+
+fn per_op(c: &mut Criterion) {
+    let mut group = c.benchmark_group("per_op");
+    group
+        .sample_size(30)
+        .measurement_time(std::time::Duration::from_secs(10));
+    let device = WgpuDevice::default();
+    let launch = LaunchThread::cubecl::<Wgpu>(&device);
+    let attached = launch.attach();
+    type W = Autodiff<Profiled<Wgpu>>;
+    per_op_variant::<W>(&mut group, "Profiled<Wgpu>, statistics", false);
+    per_op_variant::<W>(
+        &mut group,
+        "Profiled<Wgpu>, statistics + per-op memory",
+        true,
+    );
+    drop(attached);
+    type N = Autodiff<Profiled<NdArray>>;
+    per_op_variant::<N>(&mut group, "Profiled<NdArray>, statistics", false);
+    per_op_variant::<N>(
+        &mut group,
+        "Profiled<NdArray>, statistics + per-op memory",
+        true,
+    );
+    group.finish();
+}
+
+criterion_group!(benches, per_step, sample, per_op);
+criterion_main!(benches);
