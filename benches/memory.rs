@@ -11,7 +11,8 @@
 //! * `per_op`: a launch-bound step (a small MLP: forward, backward, Adam) with statistics on,
 //!   without and with `[memory] per_op`: on Wgpu with its launch thread attached (each op's
 //!   memory read on the device thread, behind its launches), and on NdArray (the tracking
-//!   allocator's per-thread counts).
+//!   allocator's per-thread counts); on Wgpu also with op ranges on (queued there already, as
+//!   in the profile preset).
 //!
 //! The tracking allocator is this binary's global allocator in every variant (the baselines
 //! too): installing it is measured by `--bench overhead`, which does not.
@@ -25,7 +26,7 @@ use burn::tensor::backend::{AutodiffBackend, Backend};
 use burn::tensor::{Int, Tensor};
 use burn_profiled::config::RuntimeConfig;
 use burn_profiled::memory::TrackingAllocator;
-use burn_profiled::{LaunchThread, Profiled, Session, fused, stats};
+use burn_profiled::{LaunchThread, Profiled, Session, fused, probe, stats};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 
 #[path = "../examples/common/vision.rs"]
@@ -209,6 +210,15 @@ fn per_op(c: &mut Criterion) {
         "Profiled<Wgpu>, statistics + per-op memory",
         true,
     );
+    // As in the profile preset: op ranges queued on the device thread already.
+    probe::set_op_ranges(true);
+    per_op_variant::<W>(&mut group, "Profiled<Wgpu>, op ranges + statistics", false);
+    per_op_variant::<W>(
+        &mut group,
+        "Profiled<Wgpu>, op ranges + statistics + memory",
+        true,
+    );
+    probe::set_op_ranges(false);
     drop(attached);
     type N = Autodiff<Profiled<NdArray>>;
     per_op_variant::<N>(&mut group, "Profiled<NdArray>, statistics", false);

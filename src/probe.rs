@@ -366,7 +366,7 @@ fn queued_end(task: QueuedTask) {
         memory,
         ..
     } = task;
-    let (above, in_use_at_start) = QUEUED_OPEN.with_borrow_mut(|open| {
+    let (above, read_at_start) = QUEUED_OPEN.with_borrow_mut(|open| {
         match open.iter().rposition(|o| o.instance == instance) {
             Some(at) => {
                 let above = open.split_off(at + 1);
@@ -376,7 +376,13 @@ fn queued_end(task: QueuedTask) {
             None => (Vec::new(), None),
         }
     });
-    if let (Some(memory), Some(at_start)) = (memory, in_use_at_start)
+    // An op whose start was not queued (it had nothing else to do there) starts where the
+    // op before it on its stream ended.
+    let at_start = match (&memory, read_at_start) {
+        (Some(memory), None) => in_use_at_start(&memory.launch, memory.stream, memory.generation),
+        (_, at_start) => at_start,
+    };
+    if let (Some(memory), Some(at_start)) = (memory, at_start)
         && let Some(at_end) = in_use_at_end(&memory.launch, memory.stream, memory.generation)
     {
         stats::record_memory(
@@ -416,6 +422,27 @@ fn in_use_at_start(launch: &LaunchThread, stream: u64, generation: u64) -> Optio
         Some(in_use) => Some(in_use),
         None => Some(launch.memory_of(Some(stream))?.in_use_bytes),
     }
+}
+
+thread_local! {
+    /// On a thread queuing ops with per-op memory: the (launch thread, stream, generation)
+    /// whose chain of readings it started, by queuing a start that reads.
+    static SEEDED: std::cell::RefCell<Vec<(usize, u64, u64)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Whether this thread already queued a reading start for `memory`'s stream (noting it now
+/// when not: the start about to be queued is that one).
+fn chain_seeded(memory: &QueuedMemory) -> bool {
+    let key = (memory.launch.id(), memory.stream, memory.generation);
+    SEEDED.with_borrow_mut(|seeded| {
+        if seeded.contains(&key) {
+            return true;
+        }
+        seeded.retain(|(launch, stream, _)| (*launch, *stream) != (key.0, key.1));
+        seeded.push(key);
+        false
+    })
 }
 
 /// The memory in use of `stream` at an op's end, read now, and kept for the next op's start.
@@ -486,14 +513,22 @@ fn start<B: Backend>(
             })
         });
     }
-    at_launches(
-        Launches::Start,
-        flags,
-        op,
-        (device_op, instance),
-        queued_on.as_ref(),
-        queued_memory.clone().map(Box::new),
-    );
+    // With nothing but memory to do at the start, the start is queued only for the first op
+    // of this thread's stream: the next ones start where the op before them ended.
+    let start_needed = flags & (RANGES | DEVICE) != 0
+        || queued_memory
+            .as_ref()
+            .is_some_and(|memory| !chain_seeded(memory));
+    if queued_on.is_some() && start_needed || queued_on.is_none() {
+        at_launches(
+            Launches::Start,
+            flags,
+            op,
+            (device_op, instance),
+            queued_on.as_ref(),
+            queued_memory.clone().map(Box::new),
+        );
+    }
     let observers = if flags & OBSERVE != 0 {
         observers::installed()
     } else {

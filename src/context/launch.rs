@@ -339,6 +339,11 @@ impl LaunchThread {
             && self.inner.device_id == other.inner.device_id
     }
 
+    /// An id of the launch thread (its clones share it) for the process's lifetime.
+    pub(crate) fn id(&self) -> usize {
+        Arc::as_ptr(&self.inner) as usize
+    }
+
     pub(crate) fn same_as(&self, other: &LaunchThread) -> bool {
         Arc::ptr_eq(&self.inner, &other.inner)
     }
