@@ -2,10 +2,15 @@
 //!
 //! A series grows when both hold:
 //! - its Theil-Sen slope (the median of the slopes between every two steps, which a few
-//!   outlying steps do not move) is at least the series' noise floor per step: 1 KiB for
-//!   memory counted by an allocator (a device's, the tracking allocator's), 64 KiB for the
-//!   resident size (pages and allocator arenas come and go in steps of that order);
-//! - memory in use rose from one step to the next in at least three quarters of the steps.
+//!   outlying steps do not move) is at least the series' noise floor per step: 1 KiB for a
+//!   device's memory in use (its pools count exactly what the program's tensors hold), 64 KiB
+//!   for the host's, counted or resident (caches of the libraries a run uses, such as wgpu's,
+//!   grow by a few KiB a step for a long while; pages and allocator arenas come and go in
+//!   steps of that order);
+//! - memory in use rose from one step to the next in at least three quarters of the steps;
+//! - it still grows in the second half of the steps (the Theil-Sen slope of that half is at
+//!   least the floor too): caches that fill in a run's first steps (fusion plans, autotune
+//!   results, allocator pools) stop, a leak does not.
 //!
 //! A steady run's memory in use repeats (device pools) or wanders within a few pages (RSS):
 //! its slope stays near zero or its rises are rare. A tensor kept per step rises every step by
@@ -15,10 +20,10 @@ use serde::Serialize;
 
 /// Steps needed before a verdict: fewer say nothing.
 pub(crate) const MIN_STEPS: usize = 5;
-/// The noise floor per step of memory an allocator counts.
+/// The noise floor per step of a device's memory in use.
 pub(crate) const COUNTED_FLOOR: f64 = 1024.0;
-/// The noise floor per step of the resident size.
-pub(crate) const RSS_FLOOR: f64 = 64.0 * 1024.0;
+/// The noise floor per step of the host's memory, counted or resident.
+pub(crate) const HOST_FLOOR: f64 = 64.0 * 1024.0;
 /// Points kept of a long series: the slope's cost is quadratic in them.
 const MAX_POINTS: usize = 256;
 
@@ -50,7 +55,10 @@ pub(crate) fn detect(memory: &str, series: &[u64], floor: f64) -> Option<Growth>
     }
     let rising_steps = series.windows(2).filter(|w| w[1] > w[0]).count();
     let bytes_per_step = theil_sen(series);
-    let growing = bytes_per_step >= floor && rising_steps * 4 >= (series.len() - 1) * 3;
+    let second_half = &series[series.len() / 2..];
+    let growing = bytes_per_step >= floor
+        && rising_steps * 4 >= (series.len() - 1) * 3
+        && theil_sen(second_half) >= floor;
     Some(Growth {
         memory: memory.to_owned(),
         growing,
@@ -108,7 +116,7 @@ mod tests {
             .map(|step| (500 << 20) + [0, 4096, 8192, 4096][step % 4])
             .collect();
         rss[10] += 8 << 20;
-        let growth = detect("host RSS", &rss, RSS_FLOOR).unwrap();
+        let growth = detect("host RSS", &rss, HOST_FLOOR).unwrap();
         assert!(!growth.growing, "{growth:?}");
     }
 
@@ -118,6 +126,17 @@ mod tests {
         let mut series = vec![10 << 20, 20 << 20, 30 << 20];
         series.extend([40u64 << 20; 17]);
         let growth = detect("Wgpu(0)", &series, COUNTED_FLOOR).unwrap();
+        assert!(!growth.growing, "{growth:?}");
+    }
+
+    #[test]
+    fn growth_that_stops_halfway_is_not_a_leak() {
+        // Caches filling for ten steps, then steady but for a few pages, and one large
+        // allocation at the end (a dump).
+        let mut series: Vec<u64> = (0..10u64).map(|step| (20 << 20) + step * 100_000).collect();
+        series.extend((0..10u64).map(|step| (21 << 20) + (step % 2) * 4096 + step));
+        *series.last_mut().unwrap() += 1 << 20;
+        let growth = detect("host", &series, HOST_FLOOR).unwrap();
         assert!(!growth.growing, "{growth:?}");
     }
 

@@ -167,8 +167,8 @@ impl MemorySteps {
             .filter_map(|d| growth::detect(&d.device, &d.in_use_bytes, growth::COUNTED_FLOOR))
             .collect();
         match &host_in_use {
-            Some(in_use) => growth.extend(growth::detect("host", in_use, growth::COUNTED_FLOOR)),
-            None => growth.extend(growth::detect("host RSS", &rss, growth::RSS_FLOOR)),
+            Some(in_use) => growth.extend(growth::detect("host", in_use, growth::HOST_FLOOR)),
+            None => growth.extend(growth::detect("host RSS", &rss, growth::HOST_FLOOR)),
         }
         let snapshot = per_op.then(stats::snapshot);
         MemoryRun {
