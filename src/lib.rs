@@ -16,6 +16,7 @@
 //! | [`device_time`] | each op's kernels and their device time through CUPTI (feature `cupti`), in the op table |
 //! | [`trace`] | a Chrome trace-event timeline (Perfetto, `chrome://tracing`) of ops, ranges and measurements |
 //! | [`host`] | CPU usage, resident memory and a memory guard |
+//! | [`runs`] | a run read back from disk, and two runs compared with a noise-aware verdict (the `burn-profiled diff` command) |
 //! | [`memory`] | where the memory goes: per step, per op and per phase, the leak warning, out-of-memory context, the [tracking allocator](memory::TrackingAllocator) |
 //! | [`dump`] | tensor dumps compatible with the Python `TensorDumper`, and their comparison (offline: the `burn-dump-diff` binary) |
 //!
@@ -58,6 +59,7 @@ mod launch_thread;
 pub mod memory;
 pub mod nvtx;
 mod python;
+pub mod runs;
 mod session;
 pub mod stopwatch;
 #[cfg(feature = "train")]
@@ -71,4 +73,4 @@ pub use device_sync::DeviceSync;
 pub use launch_thread::AttachedLaunchThread;
 #[cfg(any(feature = "cuda", feature = "wgpu"))]
 pub use launch_thread::{CubeclBackend, DeviceThread};
-pub use session::{BURN_VERSION, DeviceTimeRun, RunSummary, Session};
+pub use session::{BURN_VERSION, DeviceTimeRun, RUN_FORMAT_VERSION, RunSummary, Session};

@@ -48,6 +48,9 @@ pub struct Session {
     backend: String,
     device: String,
     started: Instant,
+    /// When the last step ended (the start for the first), and the measured steps' times.
+    step_ended: Instant,
+    step_seconds: Vec<f64>,
     steps: usize,
     warmup_done: bool,
     memory_guard: Option<MemoryGuard>,
@@ -65,9 +68,15 @@ pub struct Session {
     stopped_by: Option<String>,
 }
 
+/// The version of the format of `run.json` (and `ops.json`) this crate writes; readers refuse
+/// versions they do not know. A change to either file's format (`tests/golden/`) is a new one.
+pub const RUN_FORMAT_VERSION: u32 = stats::FORMAT_VERSION;
+
 /// What [`Session::finish`] wrote, for `run.json` and the caller.
 #[derive(Debug, Clone, Serialize)]
 pub struct RunSummary {
+    /// [`RUN_FORMAT_VERSION`].
+    pub format_version: u32,
     /// The configuration the run used.
     pub config: RuntimeConfig,
     /// This crate's version.
@@ -84,6 +93,9 @@ pub struct RunSummary {
     pub measured_steps: usize,
     /// Wall time from `start` to `finish`, in seconds.
     pub wall_seconds: f64,
+    /// Each measured step's time, in seconds: from the end of the step before (at
+    /// `finish_iter`) to its own end.
+    pub step_seconds: Vec<f64>,
     /// The stopwatch report, if the stopwatch ran.
     pub stopwatch: Option<stopwatch::Report>,
     /// Device time, if it was recorded (`[stats] device_time`).
@@ -219,6 +231,8 @@ impl Session {
             config,
             out_dir,
             started: Instant::now(),
+            step_ended: Instant::now(),
+            step_seconds: Vec::new(),
             steps: 0,
             warmup_done: false,
             launch_threads: Vec::new(),
@@ -358,6 +372,12 @@ impl Session {
     /// stop the run, and exit with a failure code.
     pub fn finish_iter(&mut self) -> Result<(), MemoryLimitExceeded> {
         stopwatch::finish_iter();
+        let now = Instant::now();
+        if self.warmup_done {
+            self.step_seconds
+                .push(now.duration_since(self.step_ended).as_secs_f64());
+        }
+        self.step_ended = now;
         self.steps += 1;
         if self.device_time && self.steps.is_multiple_of(DEVICE_TIME_EVERY) {
             // Keeps what CUPTI and the matching hold bounded over long runs. After a sync, as
@@ -517,6 +537,7 @@ impl Session {
         let path = self.out_dir.join("run.json");
         files.push(path.clone());
         let summary = RunSummary {
+            format_version: RUN_FORMAT_VERSION,
             config: self.config.clone(),
             crate_version: env!("CARGO_PKG_VERSION"),
             burn_version: BURN_VERSION,
@@ -525,6 +546,7 @@ impl Session {
             steps: self.steps,
             measured_steps,
             wall_seconds: self.started.elapsed().as_secs_f64(),
+            step_seconds: self.step_seconds.clone(),
             stopwatch: report,
             device_time,
             memory,

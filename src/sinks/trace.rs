@@ -481,6 +481,7 @@ pub fn to_json() -> (String, TraceSummary) {
     }
     let dropped = DROPPED.load(Ordering::Relaxed);
     let mut other = serde_json::Map::new();
+    other.insert("format_version".to_owned(), 1.into());
     other.insert("dropped_events".to_owned(), dropped.into());
     other.insert(
         "max_events".to_owned(),

@@ -39,7 +39,7 @@ mod report;
 
 pub use memory::{MemoryPeak, StepAllocation, memory_peaks, step_allocations};
 pub(crate) use memory::{OpMemory, host_untracked, host_was_untracked, record_memory};
-pub use report::{GroupBy, PhasePeak, Row, Snapshot, snapshot};
+pub use report::{FORMAT_VERSION, GroupBy, PhasePeak, Row, Snapshot, snapshot};
 pub(crate) use report::{bytes_text, shapes_text};
 
 /// What [`start`] records.

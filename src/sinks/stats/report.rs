@@ -94,6 +94,10 @@ pub struct PhasePeak {
     pub bytes: u64,
 }
 
+/// The format version of the JSON [`Snapshot::to_json`] writes (`ops.json`): the session's
+/// `RUN_FORMAT_VERSION`.
+pub const FORMAT_VERSION: u32 = 1;
+
 /// All rows recorded so far, merged over threads.
 pub struct Snapshot {
     rows: HashMap<Key, Aggregate>,
@@ -270,6 +274,7 @@ impl Snapshot {
     pub fn to_json(&self, group: GroupBy) -> String {
         let (calls, time) = self.totals();
         let mut json = serde_json::json!({
+            "format_version": FORMAT_VERSION,
             "total_calls": calls,
             "total_ns": time.as_nanos() as u64,
             "rows": self.rows(group),

@@ -1,0 +1,74 @@
+//! `burn-profiled`: commands on the runs a session leaves on disk.
+//!
+//! `burn-profiled diff BEFORE_DIR AFTER_DIR` compares two runs: the step time, with a verdict
+//! that accounts for noise, and per op and phase the time per step before and after.
+//!
+//! Exit status: 0; 1 when `--fail-if-slower PCT` is given and the step got slower by more, beyond
+//! noise; 2 on unusable input (a message names the file and why).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use burn_profiled::runs::{Run, diff};
+use clap::{Parser, Subcommand};
+
+/// Commands on burn-profiled runs (a session's output directory).
+#[derive(Debug, Parser)]
+#[command(
+    name = "burn-profiled",
+    version,
+    after_help = "Exit status: 0; 1 slower than --fail-if-slower; 2 unusable input."
+)]
+struct Args {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Compares two runs: step time with a verdict that accounts for noise, and each op's
+    /// time per step before and after.
+    Diff {
+        /// The run before the change (a directory with run.json, and ops.json for the ops).
+        before_dir: PathBuf,
+        /// The run after it.
+        after_dir: PathBuf,
+        /// Exit with 1 when the step got slower by more than this many percent, beyond noise.
+        #[arg(long, value_name = "PCT")]
+        fail_if_slower: Option<f64>,
+        /// Step-time changes under this many percent count as noise.
+        #[arg(long, value_name = "PCT", default_value_t = 5.0)]
+        noise: f64,
+        /// Op rows shown.
+        #[arg(long, default_value_t = 20)]
+        rows: usize,
+    },
+}
+
+fn main() -> ExitCode {
+    let Command::Diff {
+        before_dir,
+        after_dir,
+        fail_if_slower,
+        noise,
+        rows,
+    } = Args::parse().command;
+    let runs = Run::open(&before_dir).and_then(|before| Ok((before, Run::open(&after_dir)?)));
+    let (before, after) = match runs {
+        Ok(runs) => runs,
+        Err(error) => {
+            eprintln!("burn-profiled diff: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    let settings = diff::DiffSettings {
+        noise_percent: noise,
+        rows,
+    };
+    let comparison = diff::compare(&before, &after, settings);
+    print!("{comparison}");
+    match fail_if_slower {
+        Some(percent) if comparison.slower_than(percent) => ExitCode::from(1),
+        _ => ExitCode::SUCCESS,
+    }
+}

@@ -1,0 +1,349 @@
+//! Two runs compared: the step time with a verdict that accounts for noise, and per op and
+//! phase the time per step before and after, with the ops only one run has (what a fusion or a
+//! rewrite removed or added), device time and memory peaks when both have them.
+
+use std::fmt;
+
+use super::{OpRow, Run, noise};
+use crate::sinks::stats::bytes_text;
+
+/// How [`compare`] judges and what it shows.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DiffSettings {
+    /// Changes of the step time smaller than this, in percent, are "no change beyond noise"
+    /// even when the steps' interval excludes zero: two runs of one program on one machine
+    /// differ by that much (clocks, caches, other processes).
+    pub noise_percent: f64,
+    /// Op rows shown, largest change first.
+    pub rows: usize,
+}
+
+impl Default for DiffSettings {
+    fn default() -> Self {
+        DiffSettings {
+            noise_percent: 5.0,
+            rows: 20,
+        }
+    }
+}
+
+/// The verdict on the step time.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Verdict {
+    /// After is faster by `percent` (the interval from `low` to `high` percent).
+    Faster {
+        /// How much less time a step takes, in percent.
+        percent: f64,
+        /// The 95% interval of that, in percent.
+        low: f64,
+        /// See `low`.
+        high: f64,
+    },
+    /// After is slower by `percent`.
+    Slower {
+        /// How much more time a step takes, in percent.
+        percent: f64,
+        /// The 95% interval of that, in percent.
+        low: f64,
+        /// See `low`.
+        high: f64,
+    },
+    /// The change (`percent`, positive when slower) is within the noise.
+    NoChange {
+        /// The change, in percent (positive: slower).
+        percent: f64,
+        /// Its 95% interval.
+        low: f64,
+        /// See `low`.
+        high: f64,
+    },
+    /// A run has no step times (fewer measured steps than needed, or an older `run.json`).
+    Unknown,
+}
+
+/// One op and phase in both runs, or in one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpChange {
+    /// The op.
+    pub op: String,
+    /// Its phase.
+    pub phase: String,
+    /// Host time per measured step before and after, in ns (`None`: not in that run).
+    pub before_ns: Option<f64>,
+    /// See `before_ns`.
+    pub after_ns: Option<f64>,
+    /// Device time per measured step, when both runs recorded it.
+    pub before_device_ns: Option<f64>,
+    /// See `before_device_ns`.
+    pub after_device_ns: Option<f64>,
+}
+
+impl OpChange {
+    /// After less before, per step (ns).
+    pub fn change_ns(&self) -> f64 {
+        self.after_ns.unwrap_or(0.0) - self.before_ns.unwrap_or(0.0)
+    }
+}
+
+/// Two runs compared.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Diff {
+    /// The step-time verdict.
+    pub verdict: Verdict,
+    /// Median step time before and after, in seconds (when known).
+    pub step_seconds: Option<(f64, f64)>,
+    /// Measured steps with times before and after.
+    pub steps: (usize, usize),
+    /// Every op and phase of either run, largest change (either way) first.
+    pub ops: Vec<OpChange>,
+    /// Whether both runs have op tables.
+    pub both_have_ops: bool,
+    /// Memory peaks both runs have: name, before, after (bytes).
+    pub memory: Vec<(String, u64, u64)>,
+    settings: DiffSettings,
+}
+
+/// Compares `after` with `before`.
+pub fn compare(before: &Run, after: &Run, settings: DiffSettings) -> Diff {
+    let step_seconds =
+        (!before.step_seconds.is_empty() && !after.step_seconds.is_empty()).then(|| {
+            (
+                noise::median(&mut before.step_seconds.clone()),
+                noise::median(&mut after.step_seconds.clone()),
+            )
+        });
+    let verdict = match noise::ratio_of_medians(&before.step_seconds, &after.step_seconds) {
+        None => Verdict::Unknown,
+        Some((ratio, low, high)) => {
+            let (percent, low, high) = (
+                (ratio - 1.0) * 100.0,
+                (low - 1.0) * 100.0,
+                (high - 1.0) * 100.0,
+            );
+            if low <= 0.0 && high >= 0.0 || percent.abs() < settings.noise_percent {
+                Verdict::NoChange { percent, low, high }
+            } else if percent < 0.0 {
+                Verdict::Faster {
+                    percent: -percent,
+                    low: -high,
+                    high: -low,
+                }
+            } else {
+                Verdict::Slower { percent, low, high }
+            }
+        }
+    };
+    let per_step = |run: &Run, row: &OpRow| {
+        let steps = run.measured_steps.max(1) as f64;
+        (
+            row.total_ns as f64 / steps,
+            row.device_total_ns.map(|ns| ns as f64 / steps),
+        )
+    };
+    let mut ops: Vec<OpChange> = Vec::new();
+    for row in &before.ops {
+        let (host, device) = per_step(before, row);
+        ops.push(OpChange {
+            op: row.op.clone(),
+            phase: row.phase.clone(),
+            before_ns: Some(host),
+            after_ns: None,
+            before_device_ns: device,
+            after_device_ns: None,
+        });
+    }
+    for row in &after.ops {
+        let (host, device) = per_step(after, row);
+        match ops
+            .iter_mut()
+            .find(|o| o.op == row.op && o.phase == row.phase)
+        {
+            Some(both) => {
+                both.after_ns = Some(host);
+                both.after_device_ns = device;
+            }
+            None => ops.push(OpChange {
+                op: row.op.clone(),
+                phase: row.phase.clone(),
+                before_ns: None,
+                after_ns: Some(host),
+                before_device_ns: None,
+                after_device_ns: device,
+            }),
+        }
+    }
+    ops.sort_by(|a, b| {
+        b.change_ns()
+            .abs()
+            .total_cmp(&a.change_ns().abs())
+            .then_with(|| a.op.cmp(&b.op))
+            .then_with(|| a.phase.cmp(&b.phase))
+    });
+    let memory = before
+        .memory_peaks
+        .iter()
+        .filter_map(|(name, b)| {
+            after
+                .memory_peaks
+                .iter()
+                .find(|(other, _)| other == name)
+                .map(|(_, a)| (name.clone(), *b, *a))
+        })
+        .collect();
+    Diff {
+        verdict,
+        step_seconds,
+        steps: (before.step_seconds.len(), after.step_seconds.len()),
+        ops,
+        both_have_ops: before.has_ops && after.has_ops,
+        memory,
+        settings,
+    }
+}
+
+impl Diff {
+    /// Whether the step got slower by more than `percent`, beyond noise.
+    pub fn slower_than(&self, percent: f64) -> bool {
+        matches!(self.verdict, Verdict::Slower { percent: p, .. } if p > percent)
+    }
+}
+
+fn time_text(ns: f64) -> String {
+    if ns.abs() >= 1e6 {
+        format!("{:.3} ms", ns / 1e6)
+    } else {
+        format!("{:.1} us", ns / 1e3)
+    }
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Verdict::Faster { percent, low, high } => write!(
+                f,
+                "{percent:.1}% faster (95% interval {low:.1}% to {high:.1}%)"
+            ),
+            Verdict::Slower { percent, low, high } => write!(
+                f,
+                "{percent:.1}% slower (95% interval {low:.1}% to {high:.1}%)"
+            ),
+            Verdict::NoChange { percent, low, high } => write!(
+                f,
+                "no change beyond noise ({percent:+.1}%, 95% interval {low:+.1}% to {high:+.1}%)"
+            ),
+            Verdict::Unknown => f.write_str("unknown: a run has no step times"),
+        }
+    }
+}
+
+impl fmt::Display for Diff {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "step time: {}", self.verdict)?;
+        if let Some((before, after)) = self.step_seconds {
+            write!(
+                f,
+                ": {} -> {} per step (medians of {} and {} steps)",
+                time_text(before * 1e9),
+                time_text(after * 1e9),
+                self.steps.0,
+                self.steps.1
+            )?;
+        }
+        if matches!(self.verdict, Verdict::NoChange { percent, low, high }
+            if percent.abs() < self.settings.noise_percent && (low > 0.0 || high < 0.0))
+        {
+            write!(
+                f,
+                "\n  (under the {}% two runs of one program differ by: --noise sets it)",
+                self.settings.noise_percent
+            )?;
+        }
+        writeln!(f)?;
+        if !self.both_have_ops {
+            return writeln!(
+                f,
+                "ops: not compared, a run has no ops.json (run with [stats] enabled)"
+            );
+        }
+        let shown: Vec<&OpChange> = self.ops.iter().take(self.settings.rows).collect();
+        let name_width = shown.iter().map(|o| o.op.len()).max().unwrap_or(0).max(2);
+        let phase_width = shown
+            .iter()
+            .map(|o| o.phase.len())
+            .max()
+            .unwrap_or(0)
+            .max(5);
+        writeln!(
+            f,
+            "ops, host time per step, largest change first:\n{:>name_width$}  {:>phase_width$}  {:>12}  {:>12}  {:>12}  {:>7}",
+            "op", "phase", "before", "after", "change", "ratio"
+        )?;
+        for op in &shown {
+            let cell = |ns: Option<f64>| ns.map_or_else(|| "-".to_owned(), time_text);
+            let ratio = match (op.before_ns, op.after_ns) {
+                (Some(b), Some(a)) if b > 0.0 => format!("{:.2}x", a / b),
+                (None, Some(_)) => "added".to_owned(),
+                (Some(_), None) => "removed".to_owned(),
+                _ => "-".to_owned(),
+            };
+            writeln!(
+                f,
+                "{:>name_width$}  {:>phase_width$}  {:>12}  {:>12}  {:>12}  {:>7}",
+                op.op,
+                op.phase,
+                cell(op.before_ns),
+                cell(op.after_ns),
+                format!(
+                    "{}{}",
+                    if op.change_ns() > 0.0 { "+" } else { "" },
+                    time_text(op.change_ns())
+                ),
+                ratio
+            )?;
+        }
+        if self.ops.len() > shown.len() {
+            writeln!(f, "... {} more (--rows)", self.ops.len() - shown.len())?;
+        }
+        let only = |before: bool| -> Vec<String> {
+            self.ops
+                .iter()
+                .filter(|o| match before {
+                    true => o.after_ns.is_none(),
+                    false => o.before_ns.is_none(),
+                })
+                .map(|o| format!("{} ({})", o.op, o.phase))
+                .collect()
+        };
+        for (label, names) in [("only before", only(true)), ("only after", only(false))] {
+            if !names.is_empty() {
+                writeln!(f, "{label}: {}", names.join(", "))?;
+            }
+        }
+        let device: Vec<(f64, f64)> = self
+            .ops
+            .iter()
+            .filter_map(|o| Some((o.before_device_ns?, o.after_device_ns?)))
+            .collect();
+        if !device.is_empty() {
+            let (b, a) = device
+                .iter()
+                .fold((0.0, 0.0), |(b, a), (x, y)| (b + x, a + y));
+            writeln!(
+                f,
+                "device time per step, ops in both runs: {} -> {}",
+                time_text(b),
+                time_text(a)
+            )?;
+        }
+        for (name, before, after) in &self.memory {
+            writeln!(
+                f,
+                "memory peak, {name}: {} -> {} ({:+.1}%)",
+                bytes_text(*before),
+                bytes_text(*after),
+                100.0 * (*after as f64 / (*before).max(1) as f64 - 1.0)
+            )?;
+        }
+        Ok(())
+    }
+}

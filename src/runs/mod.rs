@@ -1,0 +1,217 @@
+//! Runs on disk: a session's output directory read back (`run.json`, and `ops.json` when the
+//! run kept statistics), and two runs compared op by op with a verdict on the step time
+//! ([`diff`]; the `burn-profiled diff` command).
+//!
+//! ```no_run
+//! use burn_profiled::runs::{Run, diff};
+//!
+//! let before = Run::open("target/run-before").unwrap();
+//! let after = Run::open("target/run-after").unwrap();
+//! let comparison = diff::compare(&before, &after, diff::DiffSettings::default());
+//! println!("{comparison}");
+//! ```
+
+pub mod diff;
+mod noise;
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::RUN_FORMAT_VERSION;
+
+/// A run read back from its output directory.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Run {
+    /// The directory.
+    pub dir: PathBuf,
+    /// The backend, as `run.json` names it.
+    pub backend: String,
+    /// Steps after warm-up.
+    pub measured_steps: usize,
+    /// Each measured step's time, in seconds.
+    pub step_seconds: Vec<f64>,
+    /// The op table by op and phase (`ops.json`); empty when the run kept no statistics.
+    pub ops: Vec<OpRow>,
+    /// Whether `ops.json` was there.
+    pub has_ops: bool,
+    /// Each device's peak memory in use at a step's end (`run.json`'s `memory`), with the
+    /// host's resident size as `host RSS`.
+    pub memory_peaks: Vec<(String, u64)>,
+}
+
+/// One row of `ops.json`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct OpRow {
+    /// The op.
+    pub op: String,
+    /// Its phase (`-` outside any user range).
+    #[serde(default = "no_phase")]
+    pub phase: String,
+    /// Calls.
+    pub calls: u64,
+    /// Host time of the calls, in ns.
+    pub total_ns: u64,
+    /// Device time of their kernels, in ns, when recorded.
+    #[serde(default)]
+    pub device_total_ns: Option<u64>,
+}
+
+fn no_phase() -> String {
+    "-".to_owned()
+}
+
+/// Why a run directory cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The directory or `run.json` is missing.
+    #[error("{}: not a burn-profiled run directory: {why}", .dir.display())]
+    NotARun {
+        /// The directory.
+        dir: PathBuf,
+        /// What is missing.
+        why: String,
+    },
+    /// A file could not be read.
+    #[error("cannot read {}: {source}", .path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A file is not the JSON this crate writes.
+    #[error("{}: not a burn-profiled {kind}: {message}", .path.display())]
+    Malformed {
+        /// The file.
+        path: PathBuf,
+        /// `run.json` or `ops.json`.
+        kind: &'static str,
+        /// What is wrong, with the line and column.
+        message: String,
+    },
+    /// A format version this crate does not read.
+    #[error(
+        "{}: format version {found} (this burn-profiled reads version {known}); compare it with the burn-profiled that wrote it",
+        .path.display()
+    )]
+    Version {
+        /// The file.
+        path: PathBuf,
+        /// What the file says (`none` when it says nothing: written before versions).
+        found: String,
+        /// What this crate reads.
+        known: u32,
+    },
+}
+
+#[derive(Deserialize)]
+struct RunFile {
+    backend: String,
+    measured_steps: usize,
+    #[serde(default)]
+    step_seconds: Vec<f64>,
+    #[serde(default)]
+    memory: Option<MemoryFile>,
+}
+
+#[derive(Deserialize)]
+struct MemoryFile {
+    host: HostFile,
+    #[serde(default)]
+    devices: Vec<DeviceFile>,
+}
+
+#[derive(Deserialize)]
+struct HostFile {
+    peak_rss_bytes: u64,
+}
+
+#[derive(Deserialize)]
+struct DeviceFile {
+    device: String,
+    peak_in_use_bytes: u64,
+}
+
+#[derive(Deserialize)]
+struct OpsFile {
+    rows: Vec<OpRow>,
+}
+
+impl Run {
+    /// Reads the run in `dir`: its `run.json`, and its `ops.json` when there is one.
+    pub fn open(dir: impl AsRef<Path>) -> Result<Run, RunError> {
+        let dir = dir.as_ref();
+        if !dir.is_dir() {
+            return Err(RunError::NotARun {
+                dir: dir.to_owned(),
+                why: "no such directory".to_owned(),
+            });
+        }
+        let run_path = dir.join("run.json");
+        if !run_path.is_file() {
+            return Err(RunError::NotARun {
+                dir: dir.to_owned(),
+                why: "it has no run.json".to_owned(),
+            });
+        }
+        let run: RunFile = read_versioned(&run_path, "run.json")?;
+        let ops_path = dir.join("ops.json");
+        let ops = match ops_path.is_file() {
+            true => Some(read_versioned::<OpsFile>(&ops_path, "ops.json")?.rows),
+            false => None,
+        };
+        let memory_peaks = run
+            .memory
+            .map(|memory| {
+                std::iter::once(("host RSS".to_owned(), memory.host.peak_rss_bytes))
+                    .chain(
+                        memory
+                            .devices
+                            .into_iter()
+                            .map(|d| (d.device, d.peak_in_use_bytes)),
+                    )
+                    .collect()
+            })
+            .unwrap_or_default();
+        Ok(Run {
+            dir: dir.to_owned(),
+            backend: run.backend,
+            measured_steps: run.measured_steps,
+            step_seconds: run.step_seconds,
+            has_ops: ops.is_some(),
+            ops: ops.unwrap_or_default(),
+            memory_peaks,
+        })
+    }
+}
+
+/// Reads `path` as JSON of `kind`, after checking its `format_version`.
+fn read_versioned<T: serde::de::DeserializeOwned>(
+    path: &Path,
+    kind: &'static str,
+) -> Result<T, RunError> {
+    let text = std::fs::read_to_string(path).map_err(|source| RunError::Read {
+        path: path.to_owned(),
+        source,
+    })?;
+    let malformed = |message: String| RunError::Malformed {
+        path: path.to_owned(),
+        kind,
+        message,
+    };
+    let value: serde_json::Value =
+        serde_json::from_str(&text).map_err(|error| malformed(error.to_string()))?;
+    let version = value.get("format_version");
+    if version.and_then(serde_json::Value::as_u64) != Some(u64::from(RUN_FORMAT_VERSION)) {
+        if !value.is_object() {
+            return Err(malformed("not a JSON object".to_owned()));
+        }
+        return Err(RunError::Version {
+            path: path.to_owned(),
+            found: version.map_or_else(|| "none".to_owned(), ToString::to_string),
+            known: RUN_FORMAT_VERSION,
+        });
+    }
+    serde_json::from_value(value).map_err(|error| malformed(error.to_string()))
+}

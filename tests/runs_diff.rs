@@ -1,0 +1,267 @@
+//! `burn-profiled diff`: runs written by hand and by the example, compared by the binary; the
+//! verdict, the op rows, the ops one run has alone, exit codes, and the messages for input it
+//! cannot use.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::json;
+
+mod support;
+
+fn diff(before: &Path, after: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_burn-profiled"))
+        .arg("diff")
+        .args([before, after])
+        .args(args)
+        .output()
+        .expect("burn-profiled runs")
+}
+
+/// A run directory with `steps` step times and op rows `(op, phase, total ms)`.
+fn write_run(dir: &Path, steps: &[f64], ops: &[(&str, &str, f64)]) {
+    std::fs::create_dir_all(dir).unwrap();
+    let run = json!({
+        "format_version": 1,
+        "backend": "autodiff<profiled<ndarray>>",
+        "measured_steps": steps.len(),
+        "step_seconds": steps,
+        "memory": {"host": {"peak_rss_bytes": 10 << 20}, "devices": []},
+    });
+    std::fs::write(dir.join("run.json"), run.to_string()).unwrap();
+    let rows: Vec<_> = ops
+        .iter()
+        .map(|(op, phase, ms)| {
+            json!({"op": op, "phase": phase, "calls": steps.len(), "total_ns": (ms * 1e6) as u64})
+        })
+        .collect();
+    let ops = json!({"format_version": 1, "total_calls": 0, "total_ns": 0, "rows": rows});
+    std::fs::write(dir.join("ops.json"), ops.to_string()).unwrap();
+}
+
+/// Step times around `ms` milliseconds, a little apart.
+fn steps(ms: f64) -> Vec<f64> {
+    (0..20)
+        .map(|i| (ms + 0.05 * ((i * 7) % 5) as f64) / 1e3)
+        .collect()
+}
+
+fn text(output: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_rewrite_that_fuses_ops_is_faster_with_the_ops_it_removed_and_added() {
+    let root = tempfile::tempdir().unwrap();
+    let (before, after) = (root.path().join("before"), root.path().join("after"));
+    write_run(
+        &before,
+        &steps(10.0),
+        &[
+            ("float_exp", "forward", 40.0),
+            ("float_mul", "forward", 60.0),
+            ("float_matmul", "forward", 80.0),
+        ],
+    );
+    write_run(
+        &after,
+        &steps(8.0),
+        &[
+            ("fused elementwise[exp, mul]", "forward", 30.0),
+            ("float_matmul", "forward", 80.0),
+        ],
+    );
+    let output = diff(&before, &after, &["--fail-if-slower", "1"]);
+    let (stdout, stderr) = text(&output);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert!(
+        lines[0].starts_with("step time: 19.")
+            && lines[0].contains("% faster (95% interval ")
+            && lines[0].ends_with(": 10.100 ms -> 8.100 ms per step (medians of 20 and 20 steps)"),
+        "{stdout}"
+    );
+    assert_eq!(
+        &lines[1..7],
+        [
+            "ops, host time per step, largest change first:",
+            "                         op    phase        before         after        change    ratio",
+            "                  float_mul  forward      3.000 ms             -     -3.000 ms  removed",
+            "                  float_exp  forward      2.000 ms             -     -2.000 ms  removed",
+            "fused elementwise[exp, mul]  forward             -      1.500 ms     +1.500 ms    added",
+            "               float_matmul  forward      4.000 ms      4.000 ms        0.0 us    1.00x",
+        ],
+        "{stdout}"
+    );
+    assert!(stdout.contains("only before: float_mul (forward), float_exp (forward)\n"));
+    assert!(stdout.contains("only after: fused elementwise[exp, mul] (forward)\n"));
+    assert!(stdout.contains("memory peak, host RSS: 10.00 MiB -> 10.00 MiB (+0.0%)"));
+}
+
+#[test]
+fn a_slower_run_fails_the_check_and_the_same_steps_are_no_change() {
+    let root = tempfile::tempdir().unwrap();
+    let (before, after, same) = (
+        root.path().join("before"),
+        root.path().join("after"),
+        root.path().join("same"),
+    );
+    write_run(&before, &steps(10.0), &[("float_exp", "forward", 40.0)]);
+    write_run(&after, &steps(12.0), &[("float_exp", "forward", 80.0)]);
+    write_run(&same, &steps(10.0), &[("float_exp", "forward", 40.0)]);
+
+    let output = diff(&before, &after, &["--fail-if-slower", "10"]);
+    let (stdout, _) = text(&output);
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
+    assert!(stdout.starts_with("step time: 19."), "{stdout}");
+    assert!(
+        stdout.lines().next().unwrap().contains("% slower"),
+        "{stdout}"
+    );
+    let output = diff(&before, &after, &["--fail-if-slower", "25"]);
+    assert_eq!(output.status.code(), Some(0), "slower by less than 25%");
+
+    let output = diff(&before, &same, &["--fail-if-slower", "0"]);
+    let (stdout, _) = text(&output);
+    assert_eq!(output.status.code(), Some(0));
+    assert!(
+        stdout.starts_with("step time: no change beyond noise (+0.0%, 95% interval "),
+        "{stdout}"
+    );
+
+    // 3% slower on tight steps: beyond the steps' interval, within the default noise of 5%.
+    write_run(&after, &steps(10.3), &[("float_exp", "forward", 40.0)]);
+    let (stdout, _) = text(&diff(&before, &after, &[]));
+    assert!(
+        stdout.starts_with("step time: no change beyond noise (+3.0%"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("(under the 5% two runs of one program differ by: --noise sets it)"),
+        "{stdout}"
+    );
+    let (stdout, _) = text(&diff(&before, &after, &["--noise", "1"]));
+    assert!(stdout.starts_with("step time: 3.0% slower"), "{stdout}");
+}
+
+#[test]
+fn unusable_input_exits_2_naming_the_file_and_why() {
+    let root = tempfile::tempdir().unwrap();
+    let good = root.path().join("good");
+    write_run(&good, &steps(10.0), &[("float_exp", "forward", 40.0)]);
+    let message = |dir: &Path| {
+        let output = diff(&good, dir, &[]);
+        assert_eq!(output.status.code(), Some(2), "{dir:?}");
+        let (stdout, stderr) = text(&output);
+        assert_eq!(stdout, "", "nothing half-printed");
+        stderr.trim_end().to_owned()
+    };
+    let missing = root.path().join("missing");
+    assert_eq!(
+        message(&missing),
+        format!(
+            "burn-profiled diff: {}: not a burn-profiled run directory: no such directory",
+            missing.display()
+        )
+    );
+    let other_tool = root.path().join("other");
+    std::fs::create_dir_all(&other_tool).unwrap();
+    std::fs::write(other_tool.join("trace.json"), "{}").unwrap();
+    assert_eq!(
+        message(&other_tool),
+        format!(
+            "burn-profiled diff: {}: not a burn-profiled run directory: it has no run.json",
+            other_tool.display()
+        )
+    );
+
+    let broken: PathBuf = root.path().join("broken");
+    write_run(&broken, &steps(10.0), &[]);
+    let run = std::fs::read_to_string(broken.join("run.json")).unwrap();
+    std::fs::write(broken.join("run.json"), &run[..run.len() / 2]).unwrap();
+    let text = message(&broken);
+    assert!(
+        text.starts_with(&format!(
+            "burn-profiled diff: {}: not a burn-profiled run.json: EOF while parsing",
+            broken.join("run.json").display()
+        )),
+        "{text}"
+    );
+
+    write_run(&broken, &steps(10.0), &[]);
+    std::fs::write(broken.join("ops.json"), "\u{0}\u{1}garbage").unwrap();
+    let text = message(&broken);
+    assert!(
+        text.contains("ops.json: not a burn-profiled ops.json: "),
+        "{text}"
+    );
+    std::fs::write(broken.join("ops.json"), "[1, 2]").unwrap();
+    assert!(
+        message(&broken).ends_with("ops.json: not a burn-profiled ops.json: not a JSON object")
+    );
+    std::fs::write(
+        broken.join("ops.json"),
+        r#"{"format_version": 1, "rows": [{"op": 3}]}"#,
+    )
+    .unwrap();
+    assert!(
+        message(&broken)
+            .contains("ops.json: not a burn-profiled ops.json: invalid type: integer `3`"),
+    );
+
+    std::fs::write(
+        broken.join("ops.json"),
+        r#"{"format_version": 99, "rows": []}"#,
+    )
+    .unwrap();
+    assert_eq!(
+        message(&broken),
+        format!(
+            "burn-profiled diff: {}: format version 99 (this burn-profiled reads version 1); compare it with the burn-profiled that wrote it",
+            broken.join("ops.json").display()
+        )
+    );
+    std::fs::write(broken.join("ops.json"), r#"{"rows": []}"#).unwrap();
+    assert!(message(&broken).contains("ops.json: format version none (this burn-profiled"));
+}
+
+/// The example, built by `cargo test` next to this test's binary.
+fn train(batch: &str, out: &Path) {
+    let output = Command::new(support::built(
+        "examples/train",
+        "run `cargo test` (it builds the examples)",
+    ))
+    .args([
+        "--steps", "12", "--batch", batch, "--preset", "profile", "--out",
+    ])
+    .arg(out)
+    .env_remove("BURN_PROFILED")
+    .output()
+    .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+#[test]
+fn the_example_with_its_batch_doubled_is_slower_in_its_convolutions() {
+    let root = tempfile::tempdir().unwrap();
+    let (before, after) = (root.path().join("batch 2"), root.path().join("batch 8"));
+    train("2", &before);
+    train("8", &after);
+    let output = diff(&before, &after, &["--rows", "3"]);
+    let (stdout, stderr) = text(&output);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let first = stdout.lines().next().unwrap();
+    assert!(first.contains("% slower (95% interval "), "{stdout}");
+    assert!(first.ends_with("(medians of 9 and 9 steps)"), "{stdout}");
+    // A step of four times the images spends most of its extra time in the convolutions.
+    let top = stdout.lines().nth(3).unwrap();
+    assert!(top.trim_start().starts_with("conv2d"), "{stdout}");
+    assert!(stdout.contains("... "), "the rest is counted: {stdout}");
+}

@@ -1,0 +1,80 @@
+//! The formats of `run.json` and `ops.json` are pinned: the keys and value types a session
+//! writes are the golden files `tests/golden/run_json_v1.txt` and `ops_json_v1.txt`. A change
+//! that fails this test is a new format version (`RUN_FORMAT_VERSION`), not an edit: readers of
+//! the old version (`burn-profiled diff` on runs of an older burn-profiled) rely on them.
+//! `BLESS=1 cargo test --test runs_format` writes them anew (then raise the version).
+
+use std::collections::BTreeSet;
+
+use burn::backend::NdArray;
+use burn::tensor::Tensor;
+use burn_profiled::config::RuntimeConfig;
+use burn_profiled::{Profiled, RUN_FORMAT_VERSION, Session};
+use serde_json::Value;
+
+type B = Profiled<NdArray>;
+
+/// Every key path of `value` with its type; arrays by their elements (`[]`).
+fn shape(value: &Value, path: &str, out: &mut BTreeSet<String>) {
+    let kind = match value {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    };
+    out.insert(format!("{path}: {kind}"));
+    match value {
+        Value::Array(items) => items
+            .iter()
+            .for_each(|item| shape(item, &format!("{path}[]"), out)),
+        Value::Object(map) => map
+            .iter()
+            .for_each(|(key, item)| shape(item, &format!("{path}.{key}"), out)),
+        _ => {}
+    }
+}
+
+fn shape_text(path: &std::path::Path) -> String {
+    let value: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    assert_eq!(value["format_version"], RUN_FORMAT_VERSION);
+    let mut paths = BTreeSet::new();
+    shape(&value, "", &mut paths);
+    paths.into_iter().collect::<Vec<_>>().join("\n") + "\n"
+}
+
+#[test]
+fn run_json_and_ops_json_keep_the_format_of_their_version() {
+    let mut config = RuntimeConfig::default();
+    config.stopwatch.warmup_iters = 1;
+    config.stats.enabled = true;
+    config.memory.per_step = true;
+    config.memory.per_op = true;
+    let device = Default::default();
+    let out = tempfile::tempdir().unwrap();
+    let mut session = Session::start::<B>(config, &device, out.path());
+    for _ in 0..6 {
+        let x = Tensor::<B, 2>::ones([4, 4], &device);
+        let _ = x.clone().matmul(x).exp().sum().into_scalar();
+        session.finish_iter().unwrap();
+    }
+    session.finish().unwrap();
+    for (file, golden) in [
+        ("run.json", include_str!("golden/run_json_v1.txt")),
+        ("ops.json", include_str!("golden/ops_json_v1.txt")),
+    ] {
+        let written = shape_text(&out.path().join(file));
+        if std::env::var_os("BLESS").is_some() {
+            std::fs::write(
+                format!("tests/golden/{}_v1.txt", file.replace('.', "_")),
+                &written,
+            )
+            .unwrap();
+        }
+        assert_eq!(
+            written, golden,
+            "{file} changed its format: a new format version"
+        );
+    }
+}
