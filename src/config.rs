@@ -75,7 +75,7 @@ pub struct NvtxSection {
 }
 
 /// The op statistics section.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct StatsSection {
     /// Record per-op statistics after warm-up.
@@ -86,6 +86,20 @@ pub struct StatsSection {
     /// the op table, `ops.json` and `run.json`. Where CUPTI cannot record, one line says why
     /// and the statistics keep host times only.
     pub device_time: bool,
+    /// Rows of the op table printed at the end, longest first (`ops.json` has every row);
+    /// 0 prints them all.
+    pub table_rows: usize,
+}
+
+impl Default for StatsSection {
+    fn default() -> Self {
+        StatsSection {
+            enabled: false,
+            by_shapes: false,
+            device_time: false,
+            table_rows: 25,
+        }
+    }
 }
 
 /// The timeline section.

@@ -491,7 +491,11 @@ impl Session {
                 .chain(by_shapes)
             {
                 if print {
-                    println!("{}", snapshot.table(group));
+                    let rows = match config.stats.table_rows {
+                        0 => usize::MAX,
+                        rows => rows,
+                    };
+                    println!("{}", snapshot.table_top(group, rows, file));
                 }
                 let path = self.out_dir.join(file);
                 crate::files::write_atomically(&path, &[snapshot.to_json(group).as_bytes()])?;

@@ -291,7 +291,15 @@ impl Snapshot {
 
     /// The rows as a table laid out like `torch.profiler`'s `key_averages().table()`.
     pub fn table(&self, group: GroupBy) -> String {
-        let rows = self.rows(group);
+        self.table_top(group, usize::MAX, "the JSON")
+    }
+
+    /// [`table`](Snapshot::table) with its `limit` longest rows (like `torch.profiler`'s
+    /// `row_limit`), and a line that says how many more `json` (`ops.json`) has.
+    pub fn table_top(&self, group: GroupBy, limit: usize, json: &str) -> String {
+        let mut rows = self.rows(group);
+        let more = rows.len().saturating_sub(limit);
+        rows.truncate(limit);
         let name_width = rows.iter().map(|r| r.op.len()).max().unwrap_or(0).max(4);
         let mut columns: Vec<(String, usize)> = vec![("Name".into(), name_width)];
         // The key after the name, right-aligned like the numbers (shapes go last, unaligned).
@@ -392,6 +400,9 @@ impl Snapshot {
                 line.push_str(shapes);
             }
             let _ = writeln!(out, "{}", line.trim_end());
+        }
+        if more > 0 {
+            let _ = writeln!(out, "... {more} more rows (all of them in {json})");
         }
         let _ = writeln!(out, "{rule}");
         let (calls, time) = self.totals();
@@ -506,6 +517,19 @@ mod tests {
         let json: serde_json::Value =
             serde_json::from_str(&snapshot.to_json(GroupBy::OpAndDevice)).unwrap();
         assert_eq!(json["rows"][1]["device"], "Gpu(1)");
+
+        // The top rows only, and how many more the file has.
+        let top = snapshot.table_top(GroupBy::OpAndDevice, 2, "ops_by_device.json");
+        let lines: Vec<&str> = top.lines().collect();
+        assert_eq!(lines[3..5], table.lines().collect::<Vec<_>>()[3..5]);
+        assert_eq!(
+            lines[5],
+            "... 3 more rows (all of them in ops_by_device.json)"
+        );
+        assert!(
+            lines[7].starts_with("Total op time: 1.400ms (5 calls)"),
+            "{top}"
+        );
         stats::reset();
     }
 
