@@ -304,6 +304,37 @@ fn graph() -> BTreeMap<String, BTreeSet<String>> {
     edges
 }
 
+/// The files of each folder and whom among their siblings they import: `nvtx::ffi` ->
+/// `nvtx::label` when `ffi.rs` uses `super::label::Label`.
+fn sibling_graph() -> BTreeMap<String, BTreeSet<String>> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let modules: BTreeSet<Vec<String>> = files.iter().map(|f| module_of(&src, f)).collect();
+    let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for file in &files {
+        let module = module_of(&src, file);
+        if module.is_empty() || module.last().is_some_and(|m| m == "tests") {
+            continue;
+        }
+        let parent = &module[..module.len() - 1];
+        let source = fs::read_to_string(file).unwrap();
+        for path in references(&source, &module) {
+            if path.len() <= parent.len() || path[..parent.len()] != *parent {
+                continue;
+            }
+            let sibling: Vec<String> = path[..=parent.len()].to_vec();
+            if sibling != module && modules.contains(&sibling) {
+                edges
+                    .entry(module.join("::"))
+                    .or_default()
+                    .insert(sibling.join("::"));
+            }
+        }
+    }
+    edges
+}
+
 /// A cycle through `start`, if any, by depth-first search.
 fn cycle_from(
     start: &str,
@@ -342,6 +373,30 @@ fn the_module_graph_has_no_cycle() {
         assert!(
             cycle.is_none(),
             "modules import each other in a circle: {}",
+            cycle.unwrap().join(" -> ")
+        );
+    }
+}
+
+#[test]
+fn files_of_one_folder_import_each_other_in_no_circle() {
+    let edges = sibling_graph();
+    assert!(
+        edges
+            .get("dump::json::read::parser")
+            .is_some_and(|to| to.contains("dump::json::read::items")),
+        "the graph sees sibling imports: {edges:?}"
+    );
+    for start in edges.keys() {
+        let cycle = cycle_from(
+            start,
+            &edges,
+            &mut vec![start.clone()],
+            &mut BTreeSet::new(),
+        );
+        assert!(
+            cycle.is_none(),
+            "files of one folder import each other in a circle: {}",
             cycle.unwrap().join(" -> ")
         );
     }

@@ -8,8 +8,8 @@ use burn_cubecl_fusion::CubeFusionHandle;
 use burn_fusion::FusionBackend;
 use burn_ir::{BackendIr, TensorHandle};
 
-use super::registration;
-use super::runtime::ProfiledCubeRuntime;
+use super::ProfiledCubeRuntime;
+use super::runtime;
 use crate::Profiled;
 use crate::probe::{self, Op};
 
@@ -38,22 +38,22 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> BackendIr
 
     fn float_tensor_handle(tensor: FloatTensor<Self>) -> Self::Handle {
         // Tensors from data come this way on the registering thread, before its first ops.
-        registration::install::<R>(&tensor.device);
+        runtime::install_registration::<R>(&tensor.device);
         Cube::<R, F, I, BT>::float_tensor_handle(tensor)
     }
 
     fn int_tensor_handle(tensor: IntTensor<Self>) -> Self::Handle {
-        registration::install::<R>(&tensor.device);
+        runtime::install_registration::<R>(&tensor.device);
         Cube::<R, F, I, BT>::int_tensor_handle(tensor)
     }
 
     fn bool_tensor_handle(tensor: BoolTensor<Self>) -> Self::Handle {
-        registration::install::<R>(&tensor.device);
+        runtime::install_registration::<R>(&tensor.device);
         Cube::<R, F, I, BT>::bool_tensor_handle(tensor)
     }
 
     fn quantized_tensor_handle(tensor: QuantizedTensor<Self>) -> Self::Handle {
-        registration::install::<R>(&tensor.device);
+        runtime::install_registration::<R>(&tensor.device);
         Cube::<R, F, I, BT>::quantized_tensor_handle(tensor)
     }
 }

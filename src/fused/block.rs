@@ -1,24 +1,19 @@
 //! A fused block as an op: CubeCL's optimization, run inside the probe under a name that says
 //! what it fused, in the phase of the thread that registered its ops.
 
-use burn_backend::Shape;
 use burn_cubecl::{CubeBackend, CubeRuntime};
 use burn_cubecl_fusion::optim::{CubeOptimization, CubeOptimizationState};
 use burn_cubecl_fusion::{CubeFusionHandle, FallbackOperation};
 use burn_fusion::stream::{Context, OrderedExecution};
 use burn_fusion::{NumOperations, Optimization, UnfusedOp};
-use burn_ir::TensorId;
 use serde::{Deserialize, Serialize};
 
-use super::fuser::Fused;
+use super::ProfiledCubeRuntime;
+use super::block_io::BlockIo;
 use super::names;
 use super::registration;
-use super::runtime::ProfiledCubeRuntime;
 use crate::context::phase;
 use crate::probe::{self, Op};
-
-/// At most this many input shapes key a block's statistics by shapes.
-const SHAPES: usize = 4;
 
 /// The backend a block syncs under per-op sync: CubeCL's sync does not depend on the element
 /// types.
@@ -39,43 +34,6 @@ pub struct FusedBlock<R: CubeRuntime> {
 pub struct FusedBlockState {
     inner: CubeOptimizationState,
     io: BlockIo,
-}
-
-/// What a block fused, in the fuser's relative ids (the same in every run of its plan).
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub(super) struct BlockIo {
-    ops: Vec<String>,
-    /// The tensors the block reads that none of its ops wrote, for its shapes.
-    reads: Vec<TensorId>,
-    /// The first tensor the block writes: when it was registered.
-    first_write: Option<TensorId>,
-}
-
-impl BlockIo {
-    pub(super) fn of(fused: &[Fused]) -> Self {
-        let mut reads: Vec<TensorId> = Vec::new();
-        for (at, op) in fused.iter().enumerate() {
-            for input in &op.inputs {
-                let written_before = fused[..at].iter().any(|op| op.outputs.contains(input));
-                if !written_before && !reads.contains(input) && reads.len() < SHAPES {
-                    reads.push(*input);
-                }
-            }
-        }
-        BlockIo {
-            ops: fused.iter().map(|op| op.name.clone()).collect(),
-            reads,
-            first_write: fused.iter().find_map(|op| op.outputs.first().copied()),
-        }
-    }
-
-    fn shapes<H>(&self, context: &Context<H>) -> Vec<Shape> {
-        self.reads
-            .iter()
-            .filter_map(|id| context.tensors.get(id))
-            .map(|tensor| tensor.shape.clone())
-            .collect()
-    }
 }
 
 fn kind<R: CubeRuntime>(inner: &CubeOptimization<R>) -> &'static str {

@@ -4,19 +4,11 @@
 use burn_cubecl::CubeRuntime;
 use burn_cubecl_fusion::optim::CubeOptimization;
 use burn_fusion::{FuserProperties, FuserStatus, OperationFuser};
-use burn_ir::{OperationIr, TensorId};
+use burn_ir::OperationIr;
 
-use super::block::{BlockIo, FusedBlock};
+use super::block::FusedBlock;
+use super::block_io::{BlockIo, Fused};
 use super::names;
-
-/// One op the fuser took.
-#[derive(Clone, Debug)]
-pub(super) struct Fused {
-    pub(super) name: String,
-    /// Relative ids, as the fuser saw them.
-    pub(super) inputs: Vec<TensorId>,
-    pub(super) outputs: Vec<TensorId>,
-}
 
 pub(super) struct BlockFuser<R: CubeRuntime> {
     inner: Box<dyn OperationFuser<CubeOptimization<R>>>,

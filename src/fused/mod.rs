@@ -30,13 +30,22 @@
 
 mod backend;
 mod block;
+mod block_io;
 mod fuser;
 mod names;
 mod registration;
 mod runtime;
 
 pub use block::{FusedBlock, FusedBlockState};
-pub use runtime::ProfiledCubeRuntime;
+
+/// The fusion runtime of [`fused::Wgpu`](crate::fused) and [`fused::Cuda`](crate::fused):
+/// CubeCL's fusers and optimizations, each optimization run as a [`FusedBlock`] op (its
+/// `FusionRuntime` impl is in `runtime.rs`; the type is here, where the blocks that name it
+/// and the runtime that names them both find it).
+#[derive(Debug)]
+pub struct ProfiledCubeRuntime<R: burn_cubecl::CubeRuntime> {
+    _runtime: core::marker::PhantomData<R>,
+}
 
 #[cfg(feature = "wgpu")]
 /// burn's `Wgpu` (fused, as with burn's default features), profiled inside fusion: write

@@ -16,11 +16,8 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{LazyLock, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use burn_backend::StreamId;
-use burn_cubecl::CubeRuntime;
-use burn_fusion::client::GlobalFusionClient;
 use burn_ir::TensorId;
 
-use super::runtime::ProfiledCubeRuntime;
 use crate::context::phase;
 
 /// The entries kept per stream: a block runs long before this many phase changes pass.
@@ -50,16 +47,15 @@ pub(super) fn on_fusion_thread(device: &impl std::fmt::Debug) {
     crate::nvtx::name_current_thread(&format!("fusion {device:?}"));
 }
 
-/// Starts logging phase changes, once: called where a fused device is first seen.
-pub(super) fn install<R: CubeRuntime>(device: &R::CubeDevice) {
-    if NEXT_ID.get().is_some() {
-        return;
-    }
-    let client = GlobalFusionClient::<ProfiledCubeRuntime<R>>::load(device);
-    if NEXT_ID
-        .set(Box::new(move || client.create_empty_handle()))
-        .is_ok()
-    {
+/// Whether phase changes are logged already.
+pub(super) fn is_installed() -> bool {
+    NEXT_ID.get().is_some()
+}
+
+/// Starts logging phase changes, once, with `next_id` telling burn-fusion's next tensor id
+/// (`runtime::install_registration`, where a fused device is first seen).
+pub(super) fn install(next_id: impl Fn() -> TensorId + Send + Sync + 'static) {
+    if NEXT_ID.set(Box::new(next_id)).is_ok() {
         // This thread may be in a phase already: its ops so far belong to it.
         let current = phase::current();
         if current != 0 {

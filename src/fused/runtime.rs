@@ -1,8 +1,6 @@
 //! The fusion runtime of `Profiled<CubeBackend<R, ..>>`: CubeCL's, with each fuser wrapped so
 //! that what it fuses becomes an op.
 
-use core::marker::PhantomData;
-
 use burn_cubecl::CubeRuntime;
 use burn_cubecl::fusion::FusionCubeRuntime;
 use burn_cubecl_fusion::CubeFusionHandle;
@@ -10,14 +8,7 @@ use burn_fusion::{FusionRuntime, OperationFuser};
 
 use super::block::{FusedBlock, FusedBlockState};
 use super::fuser::BlockFuser;
-use super::registration;
-
-/// The fusion runtime of [`fused::Wgpu`](crate::fused) and [`fused::Cuda`](crate::fused):
-/// CubeCL's fusers and optimizations, each optimization run as a [`FusedBlock`] op.
-#[derive(Debug)]
-pub struct ProfiledCubeRuntime<R: CubeRuntime> {
-    _runtime: PhantomData<R>,
-}
+use super::{ProfiledCubeRuntime, registration};
 
 impl<R: CubeRuntime> FusionRuntime for ProfiledCubeRuntime<R> {
     type OptimizationState = FusedBlockState;
@@ -27,7 +18,7 @@ impl<R: CubeRuntime> FusionRuntime for ProfiledCubeRuntime<R> {
 
     fn fusers(device: R::CubeDevice) -> Vec<Box<dyn OperationFuser<FusedBlock<R>>>> {
         // Called on the fusion thread, for each new stream.
-        registration::install::<R>(&device);
+        install_registration::<R>(&device);
         registration::on_fusion_thread(&device);
         FusionCubeRuntime::<R>::fusers(device.clone())
             .into_iter()
@@ -37,4 +28,14 @@ impl<R: CubeRuntime> FusionRuntime for ProfiledCubeRuntime<R> {
             })
             .collect()
     }
+}
+
+/// Starts logging phase changes (`registration`), once: called where a fused device is first
+/// seen.
+pub(super) fn install_registration<R: CubeRuntime>(device: &R::CubeDevice) {
+    if registration::is_installed() {
+        return;
+    }
+    let client = burn_fusion::client::GlobalFusionClient::<ProfiledCubeRuntime<R>>::load(device);
+    registration::install(move || client.create_empty_handle());
 }

@@ -3,7 +3,7 @@
 use std::marker::PhantomData;
 
 use super::ffi::{self, RawDomain};
-use super::label::{self, Category, Label};
+use super::label::{Category, Label};
 use super::ranges;
 
 /// An NVTX domain of the program's own, shown by Nsight Systems as its own row of ranges.
@@ -49,7 +49,7 @@ impl Domain {
 
     /// Names a new category in this domain.
     pub fn category(&self, name: &str) -> Category {
-        label::new_category(Some(self.raw), name)
+        new_category(Some(self.raw), name)
     }
 
     /// Opens a range in this domain that closes when the returned guard is dropped.
@@ -112,4 +112,22 @@ impl Drop for DomainRange<'_> {
             ffi::pop(Some(self.domain.raw));
         }
     }
+}
+
+fn new_category(domain: Option<RawDomain>, name: &str) -> Category {
+    let category = Category::next();
+    ffi::name_category(domain, category.id(), name);
+    category
+}
+
+/// Names a new category in NVTX's default domain.
+///
+/// ```
+/// use burn_profiled::nvtx::{category, Label};
+///
+/// let data = category("data loading");
+/// let label = Label::new("decode").category(data);
+/// ```
+pub fn category(name: &str) -> Category {
+    new_category(None, name)
 }

@@ -3,8 +3,6 @@
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use super::ffi::{self, RawString};
-
 /// The text of a range or mark, with optional color and category.
 ///
 /// Anything that takes a label takes `&str` or `String` too:
@@ -22,7 +20,8 @@ pub struct Label {
     color: Option<Color>,
     category: Option<Category>,
     /// `(domain key, handle)` of a registered string standing for `text`.
-    registered: Option<(u64, RawString)>,
+    /// The domain's key and the string's NVTX handle (`ffi::RawString`).
+    registered: Option<(u64, u64)>,
 }
 
 impl Label {
@@ -53,14 +52,14 @@ impl Label {
         &self.text
     }
 
-    pub(crate) fn with_registered(mut self, domain_key: u64, handle: RawString) -> Self {
+    pub(crate) fn with_registered(mut self, domain_key: u64, handle: u64) -> Self {
         self.registered = (handle != 0).then_some((domain_key, handle));
         self
     }
 
     /// The registered string to send instead of the text, if it belongs to this domain.
     #[cfg_attr(not(feature = "nvtx"), allow(dead_code))]
-    pub(crate) fn registered_in(&self, domain_key: u64) -> Option<RawString> {
+    pub(crate) fn registered_in(&self, domain_key: u64) -> Option<u64> {
         self.registered
             .filter(|(key, _)| *key == domain_key)
             .map(|(_, handle)| handle)
@@ -131,28 +130,10 @@ impl Category {
     pub fn id(self) -> u32 {
         self.0
     }
-}
 
-/// Each category gets its own id, process-wide.
-fn next_category_id() -> u32 {
-    static NEXT: AtomicU32 = AtomicU32::new(1);
-    NEXT.fetch_add(1, Ordering::Relaxed)
-}
-
-pub(crate) fn new_category(domain: Option<ffi::RawDomain>, name: &str) -> Category {
-    let id = next_category_id();
-    ffi::name_category(domain, id, name);
-    Category(id)
-}
-
-/// Names a new category in NVTX's default domain.
-///
-/// ```
-/// use burn_profiled::nvtx::{category, Label};
-///
-/// let data = category("data loading");
-/// let label = Label::new("decode").category(data);
-/// ```
-pub fn category(name: &str) -> Category {
-    new_category(None, name)
+    /// A new category's id, process-wide (named in NVTX by `domain.rs`).
+    pub(crate) fn next() -> Category {
+        static NEXT: AtomicU32 = AtomicU32::new(1);
+        Category(NEXT.fetch_add(1, Ordering::Relaxed))
+    }
 }

@@ -34,9 +34,9 @@ mod ranges;
 mod stage;
 
 pub use capture::{CAPTURE_RANGE, is_capturing, start_capture, stop_capture};
-pub use domain::{Domain, DomainRange};
+pub use domain::{Domain, DomainRange, category};
 pub use handles::{Handle, HandleRange, register_string};
-pub use label::{Category, Color, Label, category};
+pub use label::{Category, Color, Label};
 pub use ranges::{
     RangeConfig, RangeGuard, enable, is_enabled, mark, mark_with, range, range_pop, range_push,
     range_push_with, range_with, scope,

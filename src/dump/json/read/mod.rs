@@ -13,9 +13,11 @@ use std::path::Path;
 pub use error::{JsonError, JsonReadError};
 use number::LOOKAHEAD;
 use parser::Parser;
-use window::CHUNK;
 
 use super::PyJson;
+
+/// Bytes read from a file at a time: large files are never held in memory whole.
+const CHUNK: usize = 1 << 20;
 
 /// See [`PyJson::parse`].
 pub(super) fn parse(text: &str) -> Result<PyJson, JsonError> {

@@ -3,9 +3,9 @@
 use std::collections::HashMap;
 use std::io::{self, Read};
 
+use super::CHUNK;
 use super::error::Malformed;
 use super::items::Items;
-use super::window::CHUNK;
 use crate::dump::json::PyJson;
 
 /// Deeper nesting is refused rather than risking the stack on a hostile file.

@@ -4,9 +4,6 @@ use std::io::Read;
 
 use super::parser::Parser;
 
-/// Bytes read from a file at a time: large files are never held in memory whole.
-pub(super) const CHUNK: usize = 1 << 20;
-
 impl Parser<'_> {
     /// Makes `need` bytes available after `at`, unless the input ends first; returns how many
     /// are.
