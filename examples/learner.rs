@@ -12,7 +12,8 @@
 //! ```
 //!
 //! burn-train's dashboard shows `Step Time` and `Top Op Share` next to loss and accuracy (in a
-//! terminal; elsewhere burn-train's plain renderer prints one line per iteration). At the end:
+//! terminal; elsewhere `burn_profiled::train::PlainProgress` prints a line every 5 iterations,
+//! where burn-train's plain renderer would print a debug dump of every one). At the end:
 //! burn-train's Learner Summary (each metric's best and worst epoch), the stopwatch report and
 //! the op table, and `trace.json`, `ops.json`, `run.json` in the
 //! output directory (burn-train's own logs go to `DIR/learner`); with `debug`, the last step's
@@ -35,7 +36,7 @@ use burn_profiled::LaunchThread;
 use burn_profiled::config::{Preset, RuntimeConfig};
 use burn_profiled::dump::Map;
 use burn_profiled::nvtx;
-use burn_profiled::train::TrainProfiling;
+use burn_profiled::train::{PlainProgress, TrainProfiling};
 
 #[path = "common/backend.rs"]
 mod backend;
@@ -273,12 +274,18 @@ fn train<B: AutodiffBackend>(
             .with("images", batch.images.clone())
             .with("labels", batch.labels.clone())
     });
-    let training = SupervisedTraining::new(args.out.join("learner"), train_loader, valid_loader)
-        .metrics((AccuracyMetric::new(), LossMetric::new()))
-        .metric_train_numeric(profiling.step_time_metric())
-        .metric_train_numeric(profiling.top_op_metric())
-        .num_epochs(args.epochs)
-        .summary();
+    let mut training =
+        SupervisedTraining::new(args.out.join("learner"), train_loader, valid_loader)
+            .metrics((AccuracyMetric::new(), LossMetric::new()))
+            .metric_train_numeric(profiling.step_time_metric())
+            .metric_train_numeric(profiling.top_op_metric())
+            .num_epochs(args.epochs)
+            .summary();
+    if !std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+        // burn-train's terminal UI cannot draw: a line every 5 iterations instead of its
+        // plain renderer's dump of every one.
+        training = training.renderer(PlainProgress::every(5));
+    }
     // The memory guard (`[host] memory_limit_mib`) stops the run through it.
     profiling.set_interrupter(training.interrupter());
     let model = VisionModel::<B>::new(&device);

@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, Mutex};
 
+mod support;
+
 use burn::backend::{Autodiff, NdArray};
 use burn::data::dataloader::batcher::Batcher;
 use burn::data::dataloader::{DataLoader, DataLoaderBuilder};
@@ -513,4 +515,48 @@ fn the_loader_passes_batches_through_unchanged() {
     assert_eq!(labels(&wrapped), labels(&inner));
     assert_eq!(labels(&wrapped.slice(2, 7)), labels(&inner.slice(2, 7)));
     assert_eq!(profiling.last_step_seconds().map(|s| s >= 0.0), Some(true));
+}
+
+#[test]
+fn the_learner_example_without_a_terminal_prints_a_line_every_five_iterations() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = Command::new(support::built(
+        "examples/learner",
+        "build it first: `cargo build --features train --example learner`",
+    ))
+    .args([
+        "--epochs", "1", "--items", "96", "--batch", "8", "--preset", "train",
+    ])
+    .arg("--out")
+    .arg(dir.path())
+    .env_remove("BURN_PROFILED")
+    .output()
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        !stdout.contains("TrainingProgress"),
+        "no debug dump: {stdout}"
+    );
+    let lines: Vec<&str> = stdout
+        .lines()
+        .filter(|line| line.starts_with("train epoch "))
+        .collect();
+    // 12 iterations: the 5th, the 10th, and the epoch's last.
+    assert_eq!(lines.len(), 3, "{stdout}");
+    assert!(
+        lines[0].starts_with("train epoch 1/1, iteration 5, items 40/96: Accuracy epoch "),
+        "{}",
+        lines[0]
+    );
+    assert!(lines[0].contains(", Loss epoch "), "{}", lines[0]);
+    assert!(lines[2].starts_with("train epoch 1/1, iteration 12, items 96/96: "));
+    assert!(
+        stdout.contains("valid epoch 1/1, iteration 3, items 24/24: "),
+        "{stdout}"
+    );
 }

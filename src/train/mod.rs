@@ -70,6 +70,7 @@
 
 mod loader;
 mod metrics;
+mod progress;
 
 use std::io;
 use std::path::PathBuf;
@@ -84,6 +85,7 @@ use crate::{RunSummary, Session, nvtx, stopwatch};
 
 pub use loader::ProfiledLoader;
 pub use metrics::{StepTimeMetric, TopOpMetric};
+pub use progress::PlainProgress;
 
 /// Drives a [`Session`] from a burn-train `Learner` run: see the [module docs](self).
 #[derive(Clone)]
