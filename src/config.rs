@@ -165,6 +165,15 @@ pub struct MemorySection {
     pub device_limit_mib: Option<std::num::NonZeroU64>,
 }
 
+/// The report section.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ReportSection {
+    /// Write `report.html` (the run as one HTML page, as `burn-profiled report` makes it) at
+    /// the end.
+    pub html: bool,
+}
+
 /// What every tool does in a run. Missing keys take their defaults (everything off); unknown
 /// keys are errors.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -186,6 +195,8 @@ pub struct RuntimeConfig {
     pub host: HostSection,
     /// Memory per step and per op.
     pub memory: MemorySection,
+    /// The HTML report.
+    pub report: ReportSection,
 }
 
 /// The presets.
@@ -305,6 +316,7 @@ impl RuntimeConfig {
                 config.trace.enabled = true;
                 config.capture.after_warmup = true;
                 config.memory.per_step = true;
+                config.report.html = true;
                 if preset == Preset::Debug {
                     config.memory.per_op = true;
                     config.nvtx.keep_track_of_range_order = true;

@@ -540,6 +540,8 @@ impl Session {
         });
         let path = self.out_dir.join("run.json");
         files.push(path.clone());
+        let report_html = config.report.html.then(|| self.out_dir.join("report.html"));
+        files.extend(report_html.clone());
         let summary = RunSummary {
             format_version: RUN_FORMAT_VERSION,
             config: self.config.clone(),
@@ -559,6 +561,11 @@ impl Session {
         };
         let json = serde_json::to_string_pretty(&summary).map_err(std::io::Error::other)?;
         crate::files::write_atomically(&path, &[json.as_bytes()])?;
+        if let Some(report) = report_html {
+            // From the files just written, as `burn-profiled report` reads them.
+            let run = crate::runs::Run::open(&self.out_dir).map_err(std::io::Error::other)?;
+            crate::runs::report::write(&run, &report)?;
+        }
         Ok(summary)
     }
 }

@@ -94,7 +94,10 @@ fn each_preset_writes_what_it_promises() {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    assert_eq!(files(&out), ["ops.json", "run.json", "trace.json"]);
+    assert_eq!(
+        files(&out),
+        ["ops.json", "report.html", "run.json", "trace.json"]
+    );
     let ops = json(&out.join("ops.json"));
     let rows = ops["rows"].as_array().unwrap();
     assert!(ops["total_calls"].as_u64().unwrap() > 0);
@@ -146,6 +149,7 @@ fn each_preset_writes_what_it_promises() {
             "dumps",
             "ops.json",
             "ops_by_shapes.json",
+            "report.html",
             "run.json",
             "trace.json"
         ]

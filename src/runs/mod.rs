@@ -13,6 +13,7 @@
 
 pub mod diff;
 mod noise;
+pub mod report;
 
 use std::path::{Path, PathBuf};
 
@@ -38,6 +39,8 @@ pub struct Run {
     /// Each device's peak memory in use at a step's end (`run.json`'s `memory`), with the
     /// host's resident size as `host RSS`.
     pub memory_peaks: Vec<(String, u64)>,
+    /// `run.json` as read, for what the report shows beyond the above.
+    pub summary: serde_json::Value,
 }
 
 /// One row of `ops.json`.
@@ -55,6 +58,28 @@ pub struct OpRow {
     /// Device time of their kernels, in ns, when recorded.
     #[serde(default)]
     pub device_total_ns: Option<u64>,
+    /// Share of all ops' host time, in percent.
+    #[serde(default)]
+    pub total_percent: f64,
+    /// Mean, median, 95th percentile and longest call, in ns.
+    #[serde(default)]
+    pub mean_ns: u64,
+    /// See `mean_ns`.
+    #[serde(default)]
+    pub p50_ns: u64,
+    /// See `mean_ns`.
+    #[serde(default)]
+    pub p95_ns: u64,
+    /// See `mean_ns`.
+    #[serde(default)]
+    pub max_ns: u64,
+    /// Bytes the calls allocated, and the most memory in use at the end of one (per-op
+    /// memory).
+    #[serde(default)]
+    pub alloc_bytes: Option<u64>,
+    /// See `alloc_bytes`.
+    #[serde(default)]
+    pub peak_bytes: Option<u64>,
 }
 
 fn no_phase() -> String {
@@ -155,7 +180,13 @@ impl Run {
                 why: "it has no run.json".to_owned(),
             });
         }
-        let run: RunFile = read_versioned(&run_path, "run.json")?;
+        let summary: serde_json::Value = read_versioned(&run_path, "run.json")?;
+        let run: RunFile =
+            serde_json::from_value(summary.clone()).map_err(|error| RunError::Malformed {
+                path: run_path.clone(),
+                kind: "run.json",
+                message: error.to_string(),
+            })?;
         let ops_path = dir.join("ops.json");
         let ops = match ops_path.is_file() {
             true => Some(read_versioned::<OpsFile>(&ops_path, "ops.json")?.rows),
@@ -182,6 +213,7 @@ impl Run {
             has_ops: ops.is_some(),
             ops: ops.unwrap_or_default(),
             memory_peaks,
+            summary,
         })
     }
 }

@@ -1,5 +1,8 @@
 //! `burn-profiled`: commands on the runs a session leaves on disk.
 //!
+//! `burn-profiled report RUN_DIR [--out FILE]` writes a run's HTML report (default
+//! `RUN_DIR/report.html`): one file, nothing loaded from the network.
+//!
 //! `burn-profiled diff BEFORE_DIR AFTER_DIR` compares two runs: the step time, with a verdict
 //! that accounts for noise, and per op and phase the time per step before and after.
 //!
@@ -26,6 +29,15 @@ struct Args {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Writes a run's report: one HTML file that opens from disk (step times, time by phase,
+    /// top ops, the op table, the stopwatch, memory).
+    Report {
+        /// The run (a directory with run.json, and ops.json for the ops).
+        run_dir: PathBuf,
+        /// Where the report goes (default: RUN_DIR/report.html).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// Compares two runs: step time with a verdict that accounts for noise, and each op's
     /// time per step before and after.
     Diff {
@@ -46,13 +58,49 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let Command::Diff {
-        before_dir,
-        after_dir,
-        fail_if_slower,
-        noise,
-        rows,
-    } = Args::parse().command;
+    match Args::parse().command {
+        Command::Report { run_dir, out } => report(run_dir, out),
+        Command::Diff {
+            before_dir,
+            after_dir,
+            fail_if_slower,
+            noise,
+            rows,
+        } => diff(before_dir, after_dir, fail_if_slower, noise, rows),
+    }
+}
+
+fn report(run_dir: PathBuf, out: Option<PathBuf>) -> ExitCode {
+    let run = match Run::open(&run_dir) {
+        Ok(run) => run,
+        Err(error) => {
+            eprintln!("burn-profiled report: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    let out = out.unwrap_or_else(|| run_dir.join("report.html"));
+    match burn_profiled::runs::report::write(&run, &out) {
+        Ok(()) => {
+            println!("wrote {}", out.display());
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!(
+                "burn-profiled report: cannot write {}: {error}",
+                out.display()
+            );
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn diff(
+    before_dir: PathBuf,
+    after_dir: PathBuf,
+    fail_if_slower: Option<f64>,
+    noise: f64,
+    rows: usize,
+) -> ExitCode {
     let runs = Run::open(&before_dir).and_then(|before| Ok((before, Run::open(&after_dir)?)));
     let (before, after) = match runs {
         Ok(runs) => runs,

@@ -1,0 +1,344 @@
+//! A run as one self-contained HTML page (`burn-profiled report`): the run, its step times as
+//! a chart, where a step's time goes by phase, the top ops, the op table (sortable, filterable
+//! by phase), the stopwatch report, and the memory series. No network: styles, the charts
+//! (inline SVG) and the table's script are in the file. Every string from the run is escaped.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde_json::Value;
+
+use super::{OpRow, Run, noise};
+use crate::sinks::stats::bytes_text;
+
+/// `text` safe inside HTML text and attribute values.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn time_text(ns: f64) -> String {
+    if ns >= 1e9 {
+        format!("{:.3} s", ns / 1e9)
+    } else if ns >= 1e6 {
+        format!("{:.3} ms", ns / 1e6)
+    } else {
+        format!("{:.1} us", ns / 1e3)
+    }
+}
+
+const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em;color:#222}\
+table{border-collapse:collapse;font-size:13px}th,td{padding:3px 8px;border-bottom:1px solid #ddd;text-align:right}\
+th{cursor:pointer;background:#f4f4f4;position:sticky;top:0}td.name,th.name{text-align:left}\
+h2{margin-top:1.6em;border-bottom:1px solid #ccc}svg text{font-size:11px}.meta td{text-align:left}\
+pre{background:#f8f8f8;padding:8px;overflow:auto}";
+
+/// Sorts the op table by a clicked column, filters it by phase, and marks the page ready.
+const SCRIPT: &str = r#"(function(){
+var table=document.getElementById('ops');var body=table.tBodies[0];
+var heads=table.tHead.rows[0].cells;var dir={};
+for(var i=0;i<heads.length;i++){(function(col){heads[col].addEventListener('click',function(){
+var rows=Array.prototype.slice.call(body.rows);var up=dir[col]=!dir[col];
+rows.sort(function(a,b){var x=a.cells[col].getAttribute('data-v'),y=b.cells[col].getAttribute('data-v');
+var nx=parseFloat(x),ny=parseFloat(y);var c=(isNaN(nx)||isNaN(ny))?x.localeCompare(y):nx-ny;return up?c:-c;});
+rows.forEach(function(r){body.appendChild(r);});});})(i);}
+var phase=document.getElementById('phase');phase.addEventListener('change',function(){
+for(var i=0;i<body.rows.length;i++){var r=body.rows[i];
+r.style.display=(phase.value===''||r.getAttribute('data-phase')===phase.value)?'':'none';}});
+document.body.setAttribute('data-ready','true');})();"#;
+
+/// A bar chart of `bars` (label, value), longest first, values shown with `text`.
+fn bar_chart(id: &str, bars: &[(String, f64)], text: impl Fn(f64) -> String) -> String {
+    let max = bars
+        .iter()
+        .map(|(_, v)| *v)
+        .fold(0.0, f64::max)
+        .max(f64::MIN_POSITIVE);
+    let height = 22 * bars.len() + 10;
+    let mut svg =
+        format!("<svg id=\"{id}\" class=\"chart\" width=\"760\" height=\"{height}\" role=\"img\">");
+    for (at, (label, value)) in bars.iter().enumerate() {
+        let y = 22 * at + 5;
+        let width = (value / max * 420.0).max(1.0);
+        let _ = write!(
+            svg,
+            "<text x=\"0\" y=\"{}\">{}</text><rect x=\"250\" y=\"{y}\" width=\"{width:.1}\" height=\"16\" fill=\"#4a7fb5\"/>\
+             <text x=\"{:.1}\" y=\"{}\">{}</text>",
+            y + 12,
+            escape(&shorten(label, 40)),
+            255.0 + width,
+            y + 12,
+            escape(&text(*value))
+        );
+    }
+    svg.push_str("</svg>");
+    svg
+}
+
+fn shorten(label: &str, chars: usize) -> String {
+    match label.char_indices().nth(chars) {
+        Some((at, _)) => format!("{}...", &label[..at]),
+        None => label.to_owned(),
+    }
+}
+
+/// A line chart of `values` over their index, with a label per axis end.
+fn line_chart(id: &str, values: &[f64], text: impl Fn(f64) -> String) -> String {
+    let (width, height) = (760.0, 200.0);
+    let max = values
+        .iter()
+        .copied()
+        .fold(0.0, f64::max)
+        .max(f64::MIN_POSITIVE);
+    let step = match values.len() {
+        0 | 1 => 0.0,
+        n => (width - 80.0) / (n - 1) as f64,
+    };
+    let points: Vec<String> = values
+        .iter()
+        .enumerate()
+        .map(|(at, v)| {
+            format!(
+                "{:.1},{:.1}",
+                70.0 + at as f64 * step,
+                height - 20.0 - v / max * (height - 40.0)
+            )
+        })
+        .collect();
+    format!(
+        "<svg id=\"{id}\" class=\"chart\" width=\"{width}\" height=\"{height}\" role=\"img\">\
+         <text x=\"0\" y=\"24\">{}</text><text x=\"0\" y=\"{}\">0</text>\
+         <polyline fill=\"none\" stroke=\"#4a7fb5\" stroke-width=\"1.5\" points=\"{}\"/></svg>",
+        escape(&text(max)),
+        height - 20.0,
+        points.join(" ")
+    )
+}
+
+/// Writes the report of `run` to `path` (whole or not at all: through a temporary file).
+pub fn write(run: &Run, path: impl AsRef<std::path::Path>) -> std::io::Result<()> {
+    crate::files::write_atomically(path.as_ref(), &[html(run).as_bytes()])
+}
+
+/// The report of `run`.
+pub fn html(run: &Run) -> String {
+    let summary = &run.summary;
+    let field = |key: &str| match &summary[key] {
+        Value::String(text) => text.clone(),
+        Value::Null => "-".to_owned(),
+        other => other.to_string(),
+    };
+    let mut page = format!(
+        "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>burn-profiled: {}</title>\
+         <style>{STYLE}</style></head><body><h1>burn-profiled run</h1><table class=\"meta\">",
+        escape(&run.dir.display().to_string())
+    );
+    for (label, key) in [
+        ("backend", "backend"),
+        ("device", "device"),
+        ("steps", "steps"),
+        ("measured steps", "measured_steps"),
+        ("wall time (s)", "wall_seconds"),
+        ("burn-profiled", "crate_version"),
+        ("burn", "burn_version"),
+    ] {
+        let _ = write!(
+            page,
+            "<tr><td>{label}</td><td>{}</td></tr>",
+            escape(&field(key))
+        );
+    }
+    page.push_str("</table>");
+
+    page.push_str("<h2>Step time</h2>");
+    if run.step_seconds.is_empty() {
+        page.push_str("<p>No measured steps.</p>");
+    } else {
+        let median = noise::median(&mut run.step_seconds.clone());
+        let _ = write!(
+            page,
+            "<p>median {} over {} measured steps</p>{}",
+            time_text(median * 1e9),
+            run.step_seconds.len(),
+            line_chart("step-times", &run.step_seconds, |s| time_text(s * 1e9))
+        );
+    }
+
+    if run.has_ops {
+        let mut phases: BTreeMap<&str, f64> = BTreeMap::new();
+        let mut ops: BTreeMap<&str, f64> = BTreeMap::new();
+        for row in &run.ops {
+            *phases.entry(&row.phase).or_default() += row.total_ns as f64;
+            *ops.entry(&row.op).or_default() += row.total_ns as f64;
+        }
+        let steps = run.measured_steps.max(1) as f64;
+        let by_value = |map: BTreeMap<&str, f64>| {
+            let mut bars: Vec<(String, f64)> = map
+                .into_iter()
+                .map(|(k, v)| (k.to_owned(), v / steps))
+                .collect();
+            bars.sort_by(|a, b| b.1.total_cmp(&a.1));
+            bars
+        };
+        let _ = write!(
+            page,
+            "<h2>Where a step's time goes, by phase</h2><p>host time of the ops per measured step</p>{}",
+            bar_chart("phases", &by_value(phases), time_text)
+        );
+        let mut top = by_value(ops);
+        top.truncate(10);
+        let _ = write!(
+            page,
+            "<h2>Top ops</h2>{}",
+            bar_chart("top-ops", &top, time_text)
+        );
+        page.push_str(&op_table(&run.ops));
+    }
+
+    if let Some(entries) = summary["stopwatch"]["state"]["entries"].as_array() {
+        page.push_str("<h2>Stopwatch</h2><table><thead><tr><th class=\"name\">measurement</th><th>per iteration</th><th>total</th><th>intervals</th></tr></thead><tbody>");
+        for entry in entries {
+            let seconds = |key: &str| time_text(entry[key].as_f64().unwrap_or(0.0) * 1e9);
+            let _ = write!(
+                page,
+                "<tr><td class=\"name\">{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                escape(entry["name"].as_str().unwrap_or("?")),
+                seconds("per_iteration"),
+                seconds("total"),
+                entry["intervals"].as_u64().unwrap_or(0)
+            );
+        }
+        page.push_str("</tbody></table>");
+    }
+
+    let memory = &summary["memory"];
+    if memory.is_object() {
+        page.push_str("<h2>Memory</h2>");
+        let mut series = vec![("host RSS".to_owned(), &memory["host"]["rss_bytes"])];
+        if let Some(devices) = memory["devices"].as_array() {
+            series.extend(devices.iter().map(|d| {
+                (
+                    format!("{} in use", d["device"].as_str().unwrap_or("?")),
+                    &d["in_use_bytes"],
+                )
+            }));
+        }
+        for (at, (name, values)) in series.into_iter().enumerate() {
+            let values: Vec<f64> = values
+                .as_array()
+                .map(|v| v.iter().filter_map(Value::as_f64).collect())
+                .unwrap_or_default();
+            let peak = values.iter().copied().fold(0.0, f64::max);
+            let _ = write!(
+                page,
+                "<h3>{}: peak {}</h3>{}",
+                escape(&name),
+                bytes_text(peak as u64),
+                line_chart(&format!("memory-{at}"), &values, |b| bytes_text(b as u64))
+            );
+        }
+        for growth in memory["growth"].as_array().into_iter().flatten() {
+            if growth["growing"] == true {
+                let _ = write!(
+                    page,
+                    "<p><b>{} grew by {} per step</b></p>",
+                    escape(growth["memory"].as_str().unwrap_or("?")),
+                    bytes_text(growth["bytes_per_step"].as_f64().unwrap_or(0.0) as u64)
+                );
+            }
+        }
+    }
+
+    let _ = writeln!(
+        page,
+        "<h2>Configuration</h2><pre>{}</pre><script>{SCRIPT}</script></body></html>",
+        escape(&serde_json::to_string_pretty(&summary["config"]).unwrap_or_default())
+    );
+    page
+}
+
+/// The op table: every row of `ops.json`, a phase filter above it.
+fn op_table(rows: &[OpRow]) -> String {
+    let device = rows.iter().any(|r| r.device_total_ns.is_some());
+    let memory = rows.iter().any(|r| r.alloc_bytes.is_some());
+    let mut phases: Vec<&str> = rows.iter().map(|r| r.phase.as_str()).collect();
+    phases.sort_unstable();
+    phases.dedup();
+    let mut out = String::from(
+        "<h2>Ops</h2><p><label>phase <select id=\"phase\"><option value=\"\">all</option>",
+    );
+    for phase in &phases {
+        let _ = write!(out, "<option>{}</option>", escape(phase));
+    }
+    out.push_str("</select></label> (click a column to sort)</p><table id=\"ops\"><thead><tr><th class=\"name\">op</th><th class=\"name\">phase</th><th>calls</th><th>total</th><th>total %</th><th>mean</th><th>p50</th><th>p95</th><th>max</th>");
+    if device {
+        out.push_str("<th>device total</th>");
+    }
+    if memory {
+        out.push_str("<th>alloc</th><th>peak</th>");
+    }
+    out.push_str("</tr></thead><tbody>");
+    for row in rows {
+        let _ = write!(
+            out,
+            "<tr data-phase=\"{phase}\"><td class=\"name\" data-v=\"{op}\">{op}</td><td class=\"name\" data-v=\"{phase}\">{phase}</td><td data-v=\"{}\">{}</td>",
+            row.calls,
+            row.calls,
+            op = escape(&row.op),
+            phase = escape(&row.phase),
+        );
+        let time = |ns: u64| format!("<td data-v=\"{ns}\">{}</td>", time_text(ns as f64));
+        out.push_str(&time(row.total_ns));
+        let _ = write!(
+            out,
+            "<td data-v=\"{:.4}\">{:.2}%</td>",
+            row.total_percent, row.total_percent
+        );
+        for ns in [row.mean_ns, row.p50_ns, row.p95_ns, row.max_ns] {
+            out.push_str(&time(ns));
+        }
+        if device {
+            let ns = row.device_total_ns.unwrap_or(0);
+            let _ = write!(out, "<td data-v=\"{ns}\">{}</td>", time_text(ns as f64));
+        }
+        if memory {
+            for bytes in [row.alloc_bytes, row.peak_bytes] {
+                let bytes = bytes.unwrap_or(0);
+                let _ = write!(out, "<td data-v=\"{bytes}\">{}</td>", bytes_text(bytes));
+            }
+        }
+        out.push_str("</tr>");
+    }
+    let total: u64 = rows.iter().map(|r| r.total_ns).sum();
+    let calls: u64 = rows.iter().map(|r| r.calls).sum();
+    let _ = write!(
+        out,
+        "</tbody></table><p id=\"totals\">{} rows, {calls} calls, {} of op time</p>",
+        rows.len(),
+        time_text(total as f64)
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::escape;
+
+    #[test]
+    fn every_markup_character_is_escaped() {
+        assert_eq!(
+            escape("<script>alert('x & \"y\"')</script>"),
+            "&lt;script&gt;alert(&#39;x &amp; &quot;y&quot;&#39;)&lt;/script&gt;"
+        );
+    }
+}

@@ -1,0 +1,185 @@
+//! `burn-profiled report`: one HTML file that opens from disk. Its rows and totals are those
+//! of `ops.json`, every string of the run is escaped, nothing is loaded from the network, and
+//! input it cannot use exits 2. `rendered_in_chromium` opens it in a real browser (ignored
+//! here: it needs Debian's `chromium`, which `.ci/run` installs and runs it with).
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::{Value, json};
+
+mod support;
+
+fn report(args: &[&std::ffi::OsStr]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_burn-profiled"))
+        .arg("report")
+        .args(args)
+        .output()
+        .expect("burn-profiled runs")
+}
+
+/// A run of the example under `profile`: it writes `report.html` itself.
+fn example_run(out: &Path) {
+    let output = Command::new(support::built(
+        "examples/train",
+        "run `cargo test` (it builds the examples)",
+    ))
+    .args([
+        "--steps", "8", "--batch", "2", "--preset", "profile", "--out",
+    ])
+    .arg(out)
+    .env_remove("BURN_PROFILED")
+    .output()
+    .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+fn ops_json(dir: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("ops.json")).unwrap()).unwrap()
+}
+
+/// `ops.json`'s rows, calls and total as the report's totals line says them.
+fn totals_line(ops: &Value) -> (usize, u64) {
+    let rows = ops["rows"].as_array().unwrap();
+    (
+        rows.len(),
+        rows.iter().map(|r| r["calls"].as_u64().unwrap()).sum(),
+    )
+}
+
+#[test]
+fn the_session_writes_the_report_and_the_command_writes_the_same() {
+    let root = tempfile::tempdir().unwrap();
+    let run = root.path().join("run");
+    example_run(&run);
+    let written = std::fs::read_to_string(run.join("report.html")).unwrap();
+    let again = root.path().join("again.html");
+    let output = report(&[run.as_os_str(), "--out".as_ref(), again.as_os_str()]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(std::fs::read_to_string(&again).unwrap(), written);
+
+    let (rows, calls) = totals_line(&ops_json(&run));
+    assert_eq!(written.matches("<tr data-phase=").count(), rows);
+    assert!(written.contains(&format!("<p id=\"totals\">{rows} rows, {calls} calls, ")));
+    for chart in ["step-times", "phases", "top-ops", "memory-0"] {
+        assert!(written.contains(&format!("<svg id=\"{chart}\"")), "{chart}");
+    }
+    assert!(
+        !written.contains("http://") && !written.contains("https://") && !written.contains(" src="),
+        "self-contained: nothing loaded from elsewhere"
+    );
+}
+
+#[test]
+fn every_string_of_the_run_is_escaped() {
+    let root = tempfile::tempdir().unwrap();
+    let run = root.path().join("hostile");
+    std::fs::create_dir_all(&run).unwrap();
+    let evil = "<script>alert('op')</script>";
+    std::fs::write(
+        run.join("run.json"),
+        json!({
+            "format_version": 1, "backend": "<img src=x onerror=alert(1)>", "device": "\"><b>",
+            "measured_steps": 2, "step_seconds": [0.01, 0.02], "config": {"x": "</pre><script>evil()"},
+            "stopwatch": {"state": {"entries": [{"name": evil, "per_iteration": 0.1, "total": 0.2, "intervals": 2}]}},
+        })
+        .to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        run.join("ops.json"),
+        json!({"format_version": 1, "rows": [
+            {"op": evil, "phase": "<i>phase</i>", "calls": 2, "total_ns": 1000}
+        ]})
+        .to_string(),
+    )
+    .unwrap();
+    let output = report(&[run.as_os_str()]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let html = std::fs::read_to_string(run.join("report.html")).unwrap();
+    for raw in [evil, "<img src=x", "\"><b>", "<script>evil", "<i>phase</i>"] {
+        assert!(!html.contains(raw), "{raw} reached the page unescaped");
+    }
+    assert!(html.contains("&lt;script&gt;alert(&#39;op&#39;)&lt;/script&gt;"));
+    assert_eq!(
+        html.matches("<script>").count(),
+        1,
+        "only the report's own script"
+    );
+}
+
+#[test]
+fn input_it_cannot_use_exits_2_and_writes_nothing() {
+    let root = tempfile::tempdir().unwrap();
+    let run = root.path().join("garbage");
+    std::fs::create_dir_all(&run).unwrap();
+    std::fs::write(
+        run.join("run.json"),
+        "{\"format_version\": 1, \"backend\": ",
+    )
+    .unwrap();
+    let output = report(&[run.as_os_str()]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.starts_with(&format!(
+            "burn-profiled report: {}: not a burn-profiled run.json: ",
+            run.join("run.json").display()
+        )),
+        "{stderr}"
+    );
+    assert!(!run.join("report.html").exists());
+    let output = report(&[root.path().join("nothing").as_os_str()]);
+    assert_eq!(output.status.code(), Some(2));
+}
+
+#[test]
+#[ignore = "needs Debian's chromium: `.ci/run` installs it and runs this test"]
+fn rendered_in_chromium() {
+    let root = tempfile::tempdir().unwrap();
+    let run = root.path().join("run");
+    example_run(&run);
+    let page = run.join("report.html");
+    let output = Command::new("chromium")
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--dump-dom",
+        ])
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .expect("chromium runs (apt-get install -y chromium)");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let dom = String::from_utf8_lossy(&output.stdout);
+    // The script ran to its end: no script error on the way.
+    assert!(
+        dom.contains("data-ready=\"true\""),
+        "the script did not finish"
+    );
+    let (rows, calls) = totals_line(&ops_json(&run));
+    assert_eq!(dom.matches("<tr data-phase=").count(), rows);
+    assert!(dom.contains(&format!("<p id=\"totals\">{rows} rows, {calls} calls, ")));
+    assert!(
+        dom.matches("<rect ").count() >= 2,
+        "the bar charts are drawn"
+    );
+    assert!(dom.contains("<polyline "), "the step-time chart is drawn");
+}
