@@ -19,7 +19,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::RUN_FORMAT_VERSION;
+// The session writes its files in this version (`RUN_FORMAT_VERSION`).
+use crate::sinks::stats::FORMAT_VERSION as RUN_FORMAT_VERSION;
 
 /// A run read back from its output directory.
 #[derive(Debug, Clone, PartialEq)]
