@@ -387,13 +387,17 @@ fn each_preset_writes_exactly_its_artefacts() {
     let expected = [
         ("train", ours(&["run.json"])),
         ("eval", ours(&["run.json"])),
-        ("profile", ours(&["ops.json", "run.json", "trace.json"])),
+        (
+            "profile",
+            ours(&["ops.json", "report.html", "run.json", "trace.json"]),
+        ),
         (
             "debug",
             ours(&[
                 "dumps",
                 "ops.json",
                 "ops_by_shapes.json",
+                "report.html",
                 "run.json",
                 "trace.json",
             ]),
