@@ -8,6 +8,7 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
+use super::diff::Diff;
 use super::{OpRow, Run, noise};
 use crate::sinks::stats::bytes_text;
 
@@ -127,7 +128,12 @@ fn line_chart(id: &str, values: &[f64], text: impl Fn(f64) -> String) -> String 
 
 /// Writes the report of `run` to `path` (whole or not at all: through a temporary file).
 pub fn write(run: &Run, path: impl AsRef<std::path::Path>) -> std::io::Result<()> {
-    crate::files::write_atomically(path.as_ref(), &[html(run).as_bytes()])
+    write_page(path, &html(run))
+}
+
+/// Writes `page` to `path`, whole or not at all.
+pub fn write_page(path: impl AsRef<std::path::Path>, page: &str) -> std::io::Result<()> {
+    crate::files::write_atomically(path.as_ref(), &[page.as_bytes()])
 }
 
 /// The report of `run`.
@@ -328,6 +334,73 @@ fn op_table(rows: &[OpRow]) -> String {
         time_text(total as f64)
     );
     out
+}
+
+/// Two runs compared (`burn-profiled diff --html`), as one self-contained page: the verdict,
+/// then every op and phase, largest change first.
+pub fn diff_html(diff: &Diff, before: &Run, after: &Run) -> String {
+    let mut page = format!(
+        "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>burn-profiled diff</title>\
+         <style>{STYLE}</style></head><body><h1>burn-profiled diff</h1><table class=\"meta\">\
+         <tr><td>before</td><td>{}</td><td>{}</td></tr><tr><td>after</td><td>{}</td><td>{}</td></tr></table>\
+         <h2>Step time</h2><p id=\"verdict\">{}</p>",
+        escape(&before.dir.display().to_string()),
+        escape(&before.backend),
+        escape(&after.dir.display().to_string()),
+        escape(&after.backend),
+        escape(&diff.verdict.to_string())
+    );
+    if let Some((b, a)) = diff.step_seconds {
+        let _ = write!(
+            page,
+            "<p>median {} -> {} per step (medians of {} and {} steps)</p>",
+            time_text(b * 1e9),
+            time_text(a * 1e9),
+            diff.steps.0,
+            diff.steps.1
+        );
+    }
+    if diff.both_have_ops {
+        page.push_str("<h2>Ops, host time per step</h2><table id=\"ops\"><thead><tr><th class=\"name\">op</th><th class=\"name\">phase</th><th>before</th><th>after</th><th>change</th><th>ratio</th></tr></thead><tbody>");
+        for op in &diff.ops {
+            let cell = |ns: Option<f64>| ns.map_or_else(|| "-".to_owned(), time_text);
+            let ratio = match (op.before_ns, op.after_ns) {
+                (Some(b), Some(a)) if b > 0.0 => format!("{:.2}x", a / b),
+                (None, Some(_)) => "added".to_owned(),
+                (Some(_), None) => "removed".to_owned(),
+                _ => "-".to_owned(),
+            };
+            let change = op.change_ns();
+            let sign = match change {
+                c if c > 0.0 => "+",
+                c if c < 0.0 => "-",
+                _ => "",
+            };
+            let change = format!("{sign}{}", time_text(change.abs()));
+            let _ = write!(
+                page,
+                "<tr data-phase=\"{phase}\"><td class=\"name\">{}</td><td class=\"name\">{phase}</td><td>{}</td><td>{}</td><td>{change}</td><td>{ratio}</td></tr>",
+                escape(&op.op),
+                cell(op.before_ns),
+                cell(op.after_ns),
+                phase = escape(&op.phase),
+            );
+        }
+        page.push_str("</tbody></table>");
+    } else {
+        page.push_str("<p>Ops not compared: a run has no ops.json.</p>");
+    }
+    for (name, b, a) in &diff.memory {
+        let _ = write!(
+            page,
+            "<p>memory peak, {}: {} -> {}</p>",
+            escape(name),
+            bytes_text(*b),
+            bytes_text(*a)
+        );
+    }
+    page.push_str("</body></html>\n");
+    page
 }
 
 #[cfg(test)]

@@ -54,6 +54,9 @@ enum Command {
         /// Op rows shown.
         #[arg(long, default_value_t = 20)]
         rows: usize,
+        /// Also write the comparison as one HTML page (every op and phase).
+        #[arg(long, value_name = "FILE")]
+        html: Option<PathBuf>,
     },
 }
 
@@ -66,7 +69,8 @@ fn main() -> ExitCode {
             fail_if_slower,
             noise,
             rows,
-        } => diff(before_dir, after_dir, fail_if_slower, noise, rows),
+            html,
+        } => diff(before_dir, after_dir, fail_if_slower, (noise, rows), html),
     }
 }
 
@@ -98,8 +102,8 @@ fn diff(
     before_dir: PathBuf,
     after_dir: PathBuf,
     fail_if_slower: Option<f64>,
-    noise: f64,
-    rows: usize,
+    (noise, rows): (f64, usize),
+    html: Option<PathBuf>,
 ) -> ExitCode {
     let runs = Run::open(&before_dir).and_then(|before| Ok((before, Run::open(&after_dir)?)));
     let (before, after) = match runs {
@@ -115,6 +119,17 @@ fn diff(
     };
     let comparison = diff::compare(&before, &after, settings);
     print!("{comparison}");
+    if let Some(html) = html {
+        let page = burn_profiled::runs::report::diff_html(&comparison, &before, &after);
+        if let Err(error) = burn_profiled::runs::report::write_page(&html, &page) {
+            eprintln!(
+                "burn-profiled diff: cannot write {}: {error}",
+                html.display()
+            );
+            return ExitCode::from(2);
+        }
+        println!("wrote {}", html.display());
+    }
     match fail_if_slower {
         Some(percent) if comparison.slower_than(percent) => ExitCode::from(1),
         _ => ExitCode::SUCCESS,
