@@ -1,5 +1,5 @@
-//! The formats of `run.json` and `ops.json` are pinned: the keys and value types a session
-//! writes are the golden files `tests/golden/run_json_v1.txt` and `ops_json_v1.txt`. A change
+//! The formats of `run.json`, `ops.json` and `trace.json` are pinned: the keys and value types
+//! a session writes are the golden files `tests/golden/{run,ops,trace}_json_v1.txt`. A change
 //! that fails this test is a new format version (`RUN_FORMAT_VERSION`), not an edit: readers of
 //! the old version (`burn-profiled diff` on runs of an older burn-profiled) rely on them.
 //! `BLESS=1 cargo test --test runs_format` writes them anew (then raise the version).
@@ -38,7 +38,11 @@ fn shape(value: &Value, path: &str, out: &mut BTreeSet<String>) {
 
 fn shape_text(path: &std::path::Path) -> String {
     let value: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    assert_eq!(value["format_version"], RUN_FORMAT_VERSION);
+    let version = match value.get("otherData") {
+        Some(other) => &other["format_version"],
+        None => &value["format_version"],
+    };
+    assert_eq!(*version, RUN_FORMAT_VERSION);
     let mut paths = BTreeSet::new();
     shape(&value, "", &mut paths);
     paths.into_iter().collect::<Vec<_>>().join("\n") + "\n"
@@ -51,18 +55,23 @@ fn run_json_and_ops_json_keep_the_format_of_their_version() {
     config.stats.enabled = true;
     config.memory.per_step = true;
     config.memory.per_op = true;
+    config.trace.enabled = true;
+    config.nvtx.user_ranges = true;
     let device = Default::default();
     let out = tempfile::tempdir().unwrap();
     let mut session = Session::start::<B>(config, &device, out.path());
     for _ in 0..6 {
-        let x = Tensor::<B, 2>::ones([4, 4], &device);
-        let _ = x.clone().matmul(x).exp().sum().into_scalar();
+        burn_profiled::nvtx::scope("forward", || {
+            let x = Tensor::<B, 2>::ones([4, 4], &device);
+            let _ = x.clone().matmul(x).exp().sum().into_scalar();
+        });
         session.finish_iter().unwrap();
     }
     session.finish().unwrap();
     for (file, golden) in [
         ("run.json", include_str!("golden/run_json_v1.txt")),
         ("ops.json", include_str!("golden/ops_json_v1.txt")),
+        ("trace.json", include_str!("golden/trace_json_v1.txt")),
     ] {
         let written = shape_text(&out.path().join(file));
         if std::env::var_os("BLESS").is_some() {
