@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use super::{OpRow, Run, noise};
+use super::{OpRow, Run, noise, time_text};
 use crate::sinks::stats::bytes_text;
 
 /// How [`compare`] judges and what it shows.
@@ -82,6 +82,29 @@ impl OpChange {
     /// After less before, per step (ns).
     pub fn change_ns(&self) -> f64 {
         self.after_ns.unwrap_or(0.0) - self.before_ns.unwrap_or(0.0)
+    }
+
+    /// The time per step before and after as text (`-` where the run lacks the op).
+    pub fn times_text(&self) -> (String, String) {
+        let cell = |ns: Option<f64>| ns.map_or_else(|| "-".to_owned(), time_text);
+        (cell(self.before_ns), cell(self.after_ns))
+    }
+
+    /// The change as text, signed: `+1.500 ms`, `-3.000 ms`.
+    pub fn change_text(&self) -> String {
+        let change = self.change_ns();
+        let sign = if change > 0.0 { "+" } else { "" };
+        format!("{sign}{}", time_text(change))
+    }
+
+    /// After over before (`1.25x`), or `added` or `removed` for an op one run lacks.
+    pub fn ratio_text(&self) -> String {
+        match (self.before_ns, self.after_ns) {
+            (Some(b), Some(a)) if b > 0.0 => format!("{:.2}x", a / b),
+            (None, Some(_)) => "added".to_owned(),
+            (Some(_), None) => "removed".to_owned(),
+            _ => "-".to_owned(),
+        }
     }
 }
 
@@ -208,14 +231,6 @@ impl Diff {
     }
 }
 
-fn time_text(ns: f64) -> String {
-    if ns.abs() >= 1e6 {
-        format!("{:.3} ms", ns / 1e6)
-    } else {
-        format!("{:.1} us", ns / 1e3)
-    }
-}
-
 impl fmt::Display for Verdict {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
@@ -279,26 +294,14 @@ impl fmt::Display for Diff {
             "op", "phase", "before", "after", "change", "ratio"
         )?;
         for op in &shown {
-            let cell = |ns: Option<f64>| ns.map_or_else(|| "-".to_owned(), time_text);
-            let ratio = match (op.before_ns, op.after_ns) {
-                (Some(b), Some(a)) if b > 0.0 => format!("{:.2}x", a / b),
-                (None, Some(_)) => "added".to_owned(),
-                (Some(_), None) => "removed".to_owned(),
-                _ => "-".to_owned(),
-            };
+            let (before, after) = op.times_text();
             writeln!(
                 f,
-                "{:>name_width$}  {:>phase_width$}  {:>12}  {:>12}  {:>12}  {:>7}",
+                "{:>name_width$}  {:>phase_width$}  {before:>12}  {after:>12}  {:>12}  {:>7}",
                 op.op,
                 op.phase,
-                cell(op.before_ns),
-                cell(op.after_ns),
-                format!(
-                    "{}{}",
-                    if op.change_ns() > 0.0 { "+" } else { "" },
-                    time_text(op.change_ns())
-                ),
-                ratio
+                op.change_text(),
+                op.ratio_text()
             )?;
         }
         if self.ops.len() > shown.len() {

@@ -83,6 +83,15 @@ pub struct OpRow {
     pub peak_bytes: Option<u64>,
 }
 
+/// A time as the commands print it: `812.3 us`, `1.234 ms`, `2.000 s` (negative too).
+fn time_text(ns: f64) -> String {
+    match ns.abs() {
+        abs if abs >= 1e9 => format!("{:.3} s", ns / 1e9),
+        abs if abs >= 1e6 => format!("{:.3} ms", ns / 1e6),
+        _ => format!("{:.1} us", ns / 1e3),
+    }
+}
+
 fn no_phase() -> String {
     "-".to_owned()
 }

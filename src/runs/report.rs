@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 use serde_json::Value;
 
 use super::diff::Diff;
-use super::{OpRow, Run, noise};
+use super::{OpRow, Run, noise, time_text};
 use crate::sinks::stats::bytes_text;
 
 /// `text` safe inside HTML text and attribute values.
@@ -26,16 +26,6 @@ pub fn escape(text: &str) -> String {
         }
     }
     out
-}
-
-fn time_text(ns: f64) -> String {
-    if ns >= 1e9 {
-        format!("{:.3} s", ns / 1e9)
-    } else if ns >= 1e6 {
-        format!("{:.3} ms", ns / 1e6)
-    } else {
-        format!("{:.1} us", ns / 1e3)
-    }
 }
 
 const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em;color:#222}\
@@ -363,26 +353,13 @@ pub fn diff_html(diff: &Diff, before: &Run, after: &Run) -> String {
     if diff.both_have_ops {
         page.push_str("<h2>Ops, host time per step</h2><table id=\"ops\"><thead><tr><th class=\"name\">op</th><th class=\"name\">phase</th><th>before</th><th>after</th><th>change</th><th>ratio</th></tr></thead><tbody>");
         for op in &diff.ops {
-            let cell = |ns: Option<f64>| ns.map_or_else(|| "-".to_owned(), time_text);
-            let ratio = match (op.before_ns, op.after_ns) {
-                (Some(b), Some(a)) if b > 0.0 => format!("{:.2}x", a / b),
-                (None, Some(_)) => "added".to_owned(),
-                (Some(_), None) => "removed".to_owned(),
-                _ => "-".to_owned(),
-            };
-            let change = op.change_ns();
-            let sign = match change {
-                c if c > 0.0 => "+",
-                c if c < 0.0 => "-",
-                _ => "",
-            };
-            let change = format!("{sign}{}", time_text(change.abs()));
+            let (before, after) = op.times_text();
             let _ = write!(
                 page,
-                "<tr data-phase=\"{phase}\"><td class=\"name\">{}</td><td class=\"name\">{phase}</td><td>{}</td><td>{}</td><td>{change}</td><td>{ratio}</td></tr>",
+                "<tr data-phase=\"{phase}\"><td class=\"name\">{}</td><td class=\"name\">{phase}</td><td>{before}</td><td>{after}</td><td>{}</td><td>{}</td></tr>",
                 escape(&op.op),
-                cell(op.before_ns),
-                cell(op.after_ns),
+                op.change_text(),
+                op.ratio_text(),
                 phase = escape(&op.phase),
             );
         }

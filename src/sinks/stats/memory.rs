@@ -8,7 +8,7 @@ use std::sync::{Mutex, PoisonError};
 use burn_std::Shape;
 use serde::Serialize;
 
-use super::{Aggregate, Key, THREADS};
+use super::Aggregate;
 use crate::context::op::Op;
 use crate::context::{device as context_device, memory, phase, warmup};
 
@@ -72,19 +72,7 @@ pub(crate) fn record_memory(
     if !note_call(op, (phase, device), call) {
         return;
     }
-    let key = Key {
-        op: op as *const Op as usize,
-        phase,
-        shapes,
-        device,
-    };
-    let mut rows = THREADS
-        .get_or_default()
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner);
-    rows.entry(key)
-        .or_insert_with(|| Aggregate::new(op.name()))
-        .add_memory(call);
+    super::with_row(op, (phase, device), shapes, |row| row.add_memory(call));
 }
 
 /// Counts a call's allocations in its step, and its memory in use against its device's peak;

@@ -217,21 +217,13 @@ pub(crate) fn record(
     if warmup::in_warmup() {
         return;
     }
-    let key = Key {
-        op: op as *const Op as usize,
-        phase,
-        shapes: shapes.map(Vec::into_boxed_slice),
-        device,
-    };
-    let mut rows = THREADS
-        .get_or_default()
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner);
-    let row = rows.entry(key).or_insert_with(|| Aggregate::new(op.name()));
-    row.record(time);
-    if let Some(call) = memory {
-        row.add_memory(call);
-    }
+    let shapes = shapes.map(Vec::into_boxed_slice);
+    with_row(op, (phase, device), shapes, |row| {
+        row.record(time);
+        if let Some(call) = memory {
+            row.add_memory(call);
+        }
+    });
 }
 
 /// Adds a kernel that ran for `time` to the row of `op` run in `phase` on `device` with
@@ -241,6 +233,19 @@ pub(crate) fn record_kernel(
     (phase, device): (u32, u32),
     shapes: Option<Box<[Shape]>>,
     time: Duration,
+) {
+    with_row(op, (phase, device), shapes, |row| {
+        row.kernels += 1;
+        row.device += time;
+    });
+}
+
+/// Updates this thread's row of `op` run in `phase` on `device` with `shapes`, made if new.
+fn with_row(
+    op: &'static Op,
+    (phase, device): (u32, u32),
+    shapes: Option<Box<[Shape]>>,
+    update: impl FnOnce(&mut Aggregate),
 ) {
     let key = Key {
         op: op as *const Op as usize,
@@ -252,7 +257,5 @@ pub(crate) fn record_kernel(
         .get_or_default()
         .lock()
         .unwrap_or_else(PoisonError::into_inner);
-    let row = rows.entry(key).or_insert_with(|| Aggregate::new(op.name()));
-    row.kernels += 1;
-    row.device += time;
+    update(rows.entry(key).or_insert_with(|| Aggregate::new(op.name())));
 }
