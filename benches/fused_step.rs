@@ -12,59 +12,19 @@
 
 use burn::backend::Autodiff;
 use burn::backend::wgpu::{WgpuDevice, WgpuRuntime};
-use burn::nn::loss::CrossEntropyLossConfig;
-use burn::optim::adaptor::OptimizerAdaptor;
-use burn::optim::{Adam, AdamConfig, GradientsParams, Optimizer};
 use burn::tensor::backend::AutodiffBackend;
-use burn::tensor::{Int, Tensor};
 use burn_profiled::{LaunchThread, fused, probe, stats};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 
-#[path = "../examples/common/vision.rs"]
-mod vision;
-use vision::VisionModel;
+#[path = "workloads/vision_step.rs"]
+mod vision_step;
+use vision_step::{BATCH, Step};
 
 /// burn's own fused Wgpu.
 type BurnFused = burn_fusion::Fusion<burn_cubecl::CubeBackend<WgpuRuntime, f32, i32, u32>>;
 
-const BATCH: usize = 8;
 /// Steps run before each variant is measured.
 const WARM_UP_STEPS: usize = 5;
-
-struct Step<B: AutodiffBackend> {
-    model: Option<VisionModel<B>>,
-    optim: OptimizerAdaptor<Adam, VisionModel<B>, B>,
-    images: Tensor<B, 4>,
-    labels: Tensor<B, 1, Int>,
-    device: B::Device,
-}
-
-impl<B: AutodiffBackend> Step<B> {
-    fn new(device: &B::Device) -> Self {
-        B::seed(device, 3);
-        let (images, labels) = vision::generated_batch(0, BATCH);
-        Step {
-            model: Some(VisionModel::new(device)),
-            optim: AdamConfig::new().init(),
-            images: Tensor::from_data(images, device),
-            labels: Tensor::from_data(labels, device),
-            device: device.clone(),
-        }
-    }
-
-    fn run(&mut self) {
-        let Some(model) = self.model.take() else {
-            return;
-        };
-        let logits = model.forward(self.images.clone(), false);
-        let loss = CrossEntropyLossConfig::new()
-            .init(&self.device)
-            .forward(logits, self.labels.clone());
-        let grads = GradientsParams::from_grads(loss.backward(), &model);
-        self.model = Some(self.optim.step(1e-3, model, grads));
-        let _ = B::sync(&self.device);
-    }
-}
 
 fn bench_step<B: AutodiffBackend<Device = WgpuDevice>>(
     group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,

@@ -19,19 +19,15 @@
 
 use burn::backend::wgpu::WgpuDevice;
 use burn::backend::{Autodiff, NdArray, Wgpu};
-use burn::nn::loss::CrossEntropyLossConfig;
-use burn::optim::adaptor::OptimizerAdaptor;
-use burn::optim::{Adam, AdamConfig, GradientsParams, Optimizer};
 use burn::tensor::backend::{AutodiffBackend, Backend};
-use burn::tensor::{Int, Tensor};
 use burn_profiled::config::RuntimeConfig;
 use burn_profiled::memory::TrackingAllocator;
 use burn_profiled::{LaunchThread, Profiled, Session, fused, probe, stats};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 
-#[path = "../examples/common/vision.rs"]
-mod vision;
-use vision::VisionModel;
+#[path = "workloads/vision_step.rs"]
+mod vision_step;
+use vision_step::{BATCH, Step as VisionStep};
 
 #[allow(dead_code)] // The tiny op is `--bench overhead`'s.
 mod workloads;
@@ -42,44 +38,8 @@ static ALLOCATOR: TrackingAllocator = TrackingAllocator::system();
 
 type Group<'a> = criterion::BenchmarkGroup<'a, criterion::measurement::WallTime>;
 
-const BATCH: usize = 8;
 /// Steps run before each variant is measured (kernels compile and tune on their first runs).
 const WARM_UP_STEPS: usize = 5;
-
-struct VisionStep<B: AutodiffBackend> {
-    model: Option<VisionModel<B>>,
-    optim: OptimizerAdaptor<Adam, VisionModel<B>, B>,
-    images: Tensor<B, 4>,
-    labels: Tensor<B, 1, Int>,
-    device: B::Device,
-}
-
-impl<B: AutodiffBackend> VisionStep<B> {
-    fn new(device: &B::Device) -> Self {
-        B::seed(device, 3);
-        let (images, labels) = vision::generated_batch(0, BATCH);
-        VisionStep {
-            model: Some(VisionModel::new(device)),
-            optim: AdamConfig::new().init(),
-            images: Tensor::from_data(images, device),
-            labels: Tensor::from_data(labels, device),
-            device: device.clone(),
-        }
-    }
-
-    fn run(&mut self) {
-        let Some(model) = self.model.take() else {
-            return;
-        };
-        let logits = model.forward(self.images.clone(), false);
-        let loss = CrossEntropyLossConfig::new()
-            .init(&self.device)
-            .forward(logits, self.labels.clone());
-        let grads = GradientsParams::from_grads(loss.backward(), &model);
-        self.model = Some(self.optim.step(1e-3, model, grads));
-        let _ = B::sync(&self.device);
-    }
-}
 
 /// A session that only counts steps, or also samples memory at each one's end.
 fn session<B: Backend>(
