@@ -1,30 +1,16 @@
 //! The training example under each preset writes exactly the artefacts the preset promises,
 //! and a bad configuration file stops it with a message naming the key and the line.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
+use std::process::Output;
 
 use serde_json::Value;
 
 mod support;
 
-/// The `train` example, built by `cargo test` next to this test's binary.
-fn train_example() -> PathBuf {
-    support::built(
-        "examples/train",
-        "run `cargo test` (it builds the examples)",
-    )
-}
-
 fn run(args: &[&str], out: &Path) -> Output {
-    Command::new(train_example())
-        .args(args)
-        .args(["--batch", "2"])
-        .arg("--out")
-        .arg(out)
-        .env_remove("BURN_PROFILED")
-        .output()
-        .expect("the example runs")
+    let args: Vec<&str> = args.iter().copied().chain(["--batch", "2"]).collect();
+    support::run_train_example(&args, out)
 }
 
 fn json(path: &Path) -> Value {

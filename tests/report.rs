@@ -20,21 +20,9 @@ fn report(args: &[&std::ffi::OsStr]) -> Output {
 
 /// A run of the example under `profile`: it writes `report.html` itself.
 fn example_run(out: &Path) {
-    let output = Command::new(support::built(
-        "examples/train",
-        "run `cargo test` (it builds the examples)",
-    ))
-    .args([
-        "--steps", "8", "--batch", "2", "--preset", "profile", "--out",
-    ])
-    .arg(out)
-    .env_remove("BURN_PROFILED")
-    .output()
-    .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
+    support::train_example_succeeds(
+        &["--steps", "8", "--batch", "2", "--preset", "profile"],
+        out,
     );
 }
 

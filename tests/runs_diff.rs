@@ -243,21 +243,9 @@ fn unusable_input_exits_2_naming_the_file_and_why() {
 
 /// The example, built by `cargo test` next to this test's binary.
 fn train(batch: &str, out: &Path) {
-    let output = Command::new(support::built(
-        "examples/train",
-        "run `cargo test` (it builds the examples)",
-    ))
-    .args([
-        "--steps", "12", "--batch", batch, "--preset", "profile", "--out",
-    ])
-    .arg(out)
-    .env_remove("BURN_PROFILED")
-    .output()
-    .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
+    support::train_example_succeeds(
+        &["--steps", "12", "--batch", batch, "--preset", "profile"],
+        out,
     );
 }
 

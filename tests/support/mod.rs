@@ -28,6 +28,31 @@ pub fn built(relative: &str, hint: &str) -> PathBuf {
     path
 }
 
+/// Runs the `train` example (built by `cargo test`) with `args`, writing to `out`, outside any
+/// `BURN_PROFILED` of the caller's.
+pub fn run_train_example(args: &[&str], out: &std::path::Path) -> std::process::Output {
+    std::process::Command::new(built(
+        "examples/train",
+        "run `cargo test` (it builds the examples)",
+    ))
+    .args(args)
+    .arg("--out")
+    .arg(out)
+    .env_remove("BURN_PROFILED")
+    .output()
+    .expect("the example runs")
+}
+
+/// [`run_train_example`] that must succeed.
+pub fn train_example_succeeds(args: &[&str], out: &std::path::Path) {
+    let output = run_train_example(args, out);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
 use burn_profiled::probe::{Op, OpObserver};
 
 /// A few ops on the default device (`from_data`, `matmul`, `exp`, `add`, `into_data`).
