@@ -396,9 +396,13 @@ impl Session {
         if let Some(sample) = &sample {
             memory::remember(sample);
         }
-        let exceeded = match (&self.memory_guard, device_limit, &sample) {
-            (Some(guard), _, _) if guard.check().is_err() => guard.check().err(),
-            (_, Some(limit), Some(sample)) => sample
+        let host = self
+            .memory_guard
+            .as_ref()
+            .and_then(|guard| guard.check().err());
+        let exceeded = host.or_else(|| {
+            let (limit, sample) = (device_limit?, sample.as_ref()?);
+            sample
                 .devices
                 .iter()
                 .find(|(_, memory)| memory.reserved_bytes > limit.get() << 20)
@@ -406,9 +410,8 @@ impl Session {
                     memory: device.clone(),
                     used_mib: memory.reserved_bytes >> 20,
                     limit_mib: limit.get(),
-                }),
-            _ => None,
-        };
+                })
+        });
         if let (Some(steps), Some(sample), true) = (&mut self.memory_steps, sample, measured) {
             steps.record(sample);
         }
