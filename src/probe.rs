@@ -583,6 +583,13 @@ fn start<B: Backend>(
         }
         (None, None) => None,
     };
+    if queued_on.is_none()
+        && let Some(id) = device_op
+    {
+        // Here, the launches are tagged right around the inner op, inside its span (and
+        // outside what its observers do).
+        device_time::tag_launches(id);
+    }
     ActiveOp {
         op,
         flags,
@@ -637,6 +644,9 @@ fn finish<B: Backend>(mut active: ActiveOp<B>) {
             finish_memory(&active, at_start)
         }
     };
+    if active.queued_on.is_none() && active.device_op.is_some() {
+        device_time::untag_launches();
+    }
     if let Some(started) = active.started {
         let ended = clock::now();
         if active.flags & STATS != 0 {
@@ -737,8 +747,9 @@ fn at_launches(
 ) {
     let id = device_op.unwrap_or(0);
     match (queued_on, launches) {
-        (None, Launches::Start) => launches_start(flags, op, id),
-        (None, Launches::End) => launches_end(flags, op, id),
+        // Here, the op tags its launches itself, inside its span (`start`, `finish`).
+        (None, Launches::Start) => launches_start(flags & !DEVICE, op, id),
+        (None, Launches::End) => launches_end(flags & !DEVICE, op, id),
         (Some(launch), launches) => launch.queue(QueuedTask {
             run: match launches {
                 Launches::Start => queued_start,
@@ -769,14 +780,35 @@ pub fn flush_device_time() -> usize {
         kernel,
         start,
         end,
+        call,
     } in matched
     {
-        trace::record_kernel(
-            (kernel.device, kernel.stream),
-            &kernel.name,
-            (start, end),
-            (launch.tid, launch.started),
-        );
+        if let Some(properties) = device_time::describe_device(kernel.device) {
+            trace::record_device(kernel.device, properties);
+        }
+        let shape = kernel.shape;
+        trace::record_kernel(trace::KernelRecord {
+            device: kernel.device,
+            stream: kernel.stream,
+            name: &kernel.name,
+            start,
+            end,
+            launched_by: (launch.tid, launch.started),
+            correlation: kernel.correlation,
+            launch: call.map(|call| trace::LaunchCall {
+                cbid: call.cbid,
+                tid: call.tid,
+                start: call.start,
+                end: call.end,
+            }),
+            args: trace::KernelArgs {
+                context: shape.context,
+                grid: shape.grid,
+                block: shape.block,
+                registers_per_thread: shape.registers_per_thread,
+                shared_memory: shape.shared_memory,
+            },
+        });
         if launch.in_warmup {
             continue;
         }

@@ -21,12 +21,13 @@
 //! ```
 
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use burn_backend::Backend;
 use serde::Serialize;
 
 use crate::config::RuntimeConfig;
+use crate::context::clock;
 use crate::device_time::{self, DeviceTimeSummary};
 use crate::host::{MemoryGuard, MemoryLimitExceeded};
 use crate::memory::{self, MemoryRun, MemorySteps, StepSample};
@@ -48,8 +49,10 @@ pub struct Session {
     backend: String,
     device: String,
     started: Instant,
-    /// When the last step ended (the start for the first), and the measured steps' times.
+    /// When the last step ended (the start for the first), also on the shared clock (the
+    /// timeline's `ProfilerStep` spans), and the measured steps' times.
     step_ended: Instant,
+    step_ended_at: Duration,
     step_seconds: Vec<f64>,
     steps: usize,
     warmup_done: bool,
@@ -181,6 +184,7 @@ impl Session {
         };
         let sync = DeviceSync::all::<B>(devices);
         let session_sync = sync.clone();
+        trace::set_process_devices(devices.iter().map(|d| format!("{d:?}")).collect());
         if config.stopwatch.enabled {
             let mut stopwatch_config =
                 StopwatchConfig::new(config.stopwatch.warmup_iters, config.stopwatch.print_every);
@@ -232,6 +236,7 @@ impl Session {
             out_dir,
             started: Instant::now(),
             step_ended: Instant::now(),
+            step_ended_at: clock::now(),
             step_seconds: Vec::new(),
             steps: 0,
             warmup_done: false,
@@ -372,12 +377,14 @@ impl Session {
     /// stop the run, and exit with a failure code.
     pub fn finish_iter(&mut self) -> Result<(), MemoryLimitExceeded> {
         stopwatch::finish_iter();
-        let now = Instant::now();
+        let (now, now_at) = (Instant::now(), clock::now());
         if self.warmup_done {
             self.step_seconds
                 .push(now.duration_since(self.step_ended).as_secs_f64());
+            trace::record_step(self.steps, self.step_ended_at, now_at);
         }
         self.step_ended = now;
+        self.step_ended_at = now_at;
         self.steps += 1;
         if self.device_time && self.steps.is_multiple_of(DEVICE_TIME_EVERY) {
             // Keeps what CUPTI and the matching hold bounded over long runs. After a sync, as

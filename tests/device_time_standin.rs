@@ -228,33 +228,87 @@ fn a_session_attributes_every_kernel_to_the_op_that_launched_it() {
     assert_eq!(run_json["device_time"]["kernels"], under_ops);
     assert_eq!(run_json["device_time"]["unattributed_kernels"], 1);
 
-    // trace.json: a track per stream, a span per kernel named as CUPTI names it, and a flow
-    // from each op to its kernel.
+    // trace.json, in Kineto's terms: a process per device with a thread per stream, a
+    // `kernel` event per kernel named as CUPTI names it, its `cuLaunchKernel` call inside the
+    // op that made it, both with the kernel's correlation id and the op's External id, and an
+    // `ac2g` flow from the call to the kernel.
     let trace = read_json(&out.path().join("trace.json"));
     let events = trace["traceEvents"].as_array().unwrap();
-    let mut tracks: Vec<&str> = events
-        .iter()
-        .filter(|e| e["ph"] == "M" && e["name"] == "thread_name")
-        .filter_map(|e| e["args"]["name"].as_str())
-        .filter(|name| name.starts_with("GPU "))
-        .collect();
-    tracks.sort_unstable();
-    assert_eq!(tracks, ["GPU 0 stream 13", "GPU 0 stream 14"]);
-    let kernels: Vec<&Value> = events.iter().filter(|e| e["cat"] == "kernel").collect();
+    let metadata = |name: &str, pid: u64| -> Vec<String> {
+        let mut names: Vec<String> = events
+            .iter()
+            .filter(|e| e["ph"] == "M" && e["name"] == name && e["pid"] == pid)
+            .map(|e| e["args"]["name"].as_str().unwrap().to_owned())
+            .collect();
+        names.sort_unstable();
+        names
+    };
+    assert_eq!(metadata("process_name", 0), ["GPU 0"]);
+    assert_eq!(metadata("thread_name", 0), ["stream 13", "stream 14"]);
+    assert_eq!(trace["deviceProperties"], serde_json::json!([{"id": 0}]));
+    assert_eq!(trace["schemaVersion"], 1);
+    let of_cat = |cat: &str| -> Vec<&Value> { events.iter().filter(|e| e["cat"] == cat).collect() };
+    let kernels = of_cat("kernel");
     assert_eq!(kernels.len() as u64, under_ops);
+    let calls = of_cat("cuda_driver");
+    assert_eq!(calls.len() as u64, under_ops);
+    let ops_by_id: std::collections::HashMap<u64, &Value> = of_cat("cpu_op")
+        .into_iter()
+        .map(|op| (op["args"]["External id"].as_u64().unwrap(), op))
+        .collect();
+    let pid = u64::from(std::process::id());
     for kernel in &kernels {
         assert_eq!(
-            (&kernel["name"], &kernel["dur"]),
-            (&"standin_kernel".into(), &1.0.into())
+            (&kernel["name"], &kernel["dur"], &kernel["pid"]),
+            (&"standin_kernel".into(), &1.0.into(), &0.into())
+        );
+        let args = &kernel["args"];
+        assert_eq!(args["stream"], kernel["tid"]);
+        assert_eq!((&args["device"], &args["context"]), (&0.into(), &1.into()));
+        assert_eq!(args["grid"], serde_json::json!([1, 1, 1]));
+        let call = calls
+            .iter()
+            .find(|c| c["args"]["correlation"] == args["correlation"])
+            .unwrap_or_else(|| panic!("no launch call for {kernel}"));
+        assert_eq!(
+            (&call["name"], &call["pid"], &call["args"]["cbid"]),
+            (&"cuLaunchKernel".into(), &pid.into(), &307.into())
+        );
+        let op = ops_by_id[&args["External id"].as_u64().unwrap()];
+        assert_eq!(call["args"]["External id"], args["External id"]);
+        assert_eq!(
+            call["tid"], op["tid"],
+            "the call is made on the op's thread"
+        );
+        let (op_start, call_start) = (op["ts"].as_f64().unwrap(), call["ts"].as_f64().unwrap());
+        assert!(
+            op_start <= call_start
+                && call_start + call["dur"].as_f64().unwrap()
+                    <= op_start + op["dur"].as_f64().unwrap(),
+            "the call {call} is inside its op {op}"
+        );
+        let flow = |phase: &str| {
+            events
+                .iter()
+                .find(|e| e["cat"] == "ac2g" && e["ph"] == phase && e["id"] == args["correlation"])
+                .unwrap_or_else(|| panic!("no ac2g {phase} for {kernel}"))
+        };
+        assert_eq!(
+            (&flow("s")["tid"], &flow("s")["ts"]),
+            (&call["tid"], &call["ts"])
+        );
+        assert_eq!(
+            (&flow("f")["tid"], &flow("f")["ts"]),
+            (&kernel["tid"], &kernel["ts"])
         );
     }
-    for phase in ["s", "f"] {
-        let flows = events
-            .iter()
-            .filter(|e| e["cat"] == "launch" && e["ph"] == phase)
-            .count();
-        assert_eq!(flows as u64, under_ops, "flow events {phase}");
-    }
+    // Each measured step is a ProfilerStep span, numbered from 0 with the warm-up step.
+    let steps: Vec<&str> = of_cat("user_annotation")
+        .iter()
+        .filter_map(|e| e["name"].as_str())
+        .filter(|name| name.starts_with("ProfilerStep#"))
+        .collect();
+    assert_eq!(steps, ["ProfilerStep#1", "ProfilerStep#2"]);
 }
 
 /// Kernels that run long: at each periodic collection the device is far behind the host, and

@@ -102,7 +102,10 @@ fn each_preset_writes_what_it_promises() {
     let trace = json(&out.join("trace.json"));
     let events = trace["traceEvents"].as_array().unwrap();
     let spans: Vec<&Value> = events.iter().filter(|e| e["ph"] == "X").collect();
-    assert!(spans.iter().any(|e| e["cat"] == "op") && spans.iter().any(|e| e["cat"] == "range"));
+    assert!(
+        spans.iter().any(|e| e["cat"] == "cpu_op")
+            && spans.iter().any(|e| e["cat"] == "user_annotation")
+    );
     assert!(
         spans
             .iter()

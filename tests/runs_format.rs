@@ -1,7 +1,8 @@
 //! The formats of `run.json`, `ops.json` and `trace.json` are pinned: the keys and value types
-//! a session writes are the golden files `tests/golden/{run,ops,trace}_json_v1.txt`. A change
-//! that fails this test is a new format version (`RUN_FORMAT_VERSION`), not an edit: readers of
-//! the old version (`burn-profiled diff` on runs of an older burn-profiled) rely on them.
+//! a session writes are the golden files `tests/golden/{run,ops}_json_v1.txt` and
+//! `trace_json_v2.txt`. A change that fails this test is a new format version
+//! (`RUN_FORMAT_VERSION`, `trace::FORMAT_VERSION`), not an edit: readers of the old version
+//! (`burn-profiled diff` on runs of an older burn-profiled, trace tools) rely on them.
 //! `BLESS=1 cargo test --test runs_format` writes them anew (then raise the version).
 
 use std::collections::BTreeSet;
@@ -42,7 +43,11 @@ fn shape_text(path: &std::path::Path) -> String {
         Some(other) => &other["format_version"],
         None => &value["format_version"],
     };
-    assert_eq!(*version, RUN_FORMAT_VERSION);
+    let expected = match value.get("otherData") {
+        Some(_) => burn_profiled::trace::FORMAT_VERSION,
+        None => RUN_FORMAT_VERSION,
+    };
+    assert_eq!(*version, expected, "{}", path.display());
     let mut paths = BTreeSet::new();
     shape(&value, "", &mut paths);
     paths.into_iter().collect::<Vec<_>>().join("\n") + "\n"
@@ -68,18 +73,26 @@ fn run_json_and_ops_json_keep_the_format_of_their_version() {
         session.finish_iter().unwrap();
     }
     session.finish().unwrap();
-    for (file, golden) in [
-        ("run.json", include_str!("golden/run_json_v1.txt")),
-        ("ops.json", include_str!("golden/ops_json_v1.txt")),
-        ("trace.json", include_str!("golden/trace_json_v1.txt")),
+    for (file, golden_file, golden) in [
+        (
+            "run.json",
+            "run_json_v1.txt",
+            include_str!("golden/run_json_v1.txt"),
+        ),
+        (
+            "ops.json",
+            "ops_json_v1.txt",
+            include_str!("golden/ops_json_v1.txt"),
+        ),
+        (
+            "trace.json",
+            "trace_json_v2.txt",
+            include_str!("golden/trace_json_v2.txt"),
+        ),
     ] {
         let written = shape_text(&out.path().join(file));
         if std::env::var_os("BLESS").is_some() {
-            std::fs::write(
-                format!("tests/golden/{}_v1.txt", file.replace('.', "_")),
-                &written,
-            )
-            .unwrap();
+            std::fs::write(format!("tests/golden/{golden_file}"), &written).unwrap();
         }
         assert_eq!(
             written, golden,

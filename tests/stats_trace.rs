@@ -218,11 +218,11 @@ fn the_timeline_parses_nests_and_names_its_threads() {
         assert_well_nested(&spans);
         let forward = spans
             .iter()
-            .find(|s| s.0 == "forward" && s.1 == "range")
+            .find(|s| s.0 == "forward" && s.1 == "user_annotation")
             .expect("the user range");
         let inside = spans
             .iter()
-            .filter(|s| s.1 == "op" && s.2 >= forward.2 && s.3 <= forward.3)
+            .filter(|s| s.1 == "cpu_op" && s.2 >= forward.2 && s.3 <= forward.3)
             .count();
         assert!(
             inside >= 6,

@@ -2,6 +2,14 @@
 //! JSON file, which opens in Perfetto (ui.perfetto.dev) and `chrome://tracing`. One track per
 //! thread, with process and thread names.
 //!
+//! It follows the conventions of Kineto's `trace.json` (what `torch.profiler` writes), so
+//! PyTorch's trace tools read it (Holistic Trace Analysis, TensorBoard's plugin): ops are
+//! `cpu_op` events with an `External id`, user ranges `user_annotation`, each measured step a
+//! `ProfilerStep#N` span; with device time, each kernel is a `kernel` event on its device's
+//! process (`pid` the device, `tid` the stream) with Kineto's args, its launch call a
+//! `cuda_driver` event, linked by their `correlation` and an `ac2g` flow. `docs/guide/hta.md`
+//! says what maps to what, and what Burn has no equivalent for.
+//!
 //! ```no_run
 //! use burn_profiled::trace;
 //!
@@ -27,6 +35,10 @@ use serde::Serialize;
 use crate::context::op::Op;
 use crate::context::switches::{self, TRACE};
 use crate::context::{clock, device, thread};
+
+/// The version of `trace.json`'s format (`otherData.format_version`): 2 since it follows
+/// Kineto's names (`cpu_op`, `user_annotation`, kernels on their device's process, `ac2g`).
+pub const FORMAT_VERSION: u32 = 2;
 
 /// How the timeline records.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,7 +81,48 @@ struct KernelSpan {
     start: Duration,
     end: Duration,
     launched_by: (u32, Duration),
+    /// CUPTI's correlation id of its launch call, and that call where its record came.
+    correlation: u32,
+    launch: Option<LaunchCall>,
+    shape: KernelArgs,
 }
+
+/// What a kernel's record says of its launch, as Kineto writes it in a kernel's args.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct KernelArgs {
+    pub(crate) context: u32,
+    pub(crate) grid: [i32; 3],
+    pub(crate) block: [i32; 3],
+    pub(crate) registers_per_thread: u16,
+    pub(crate) shared_memory: i32,
+}
+
+/// The driver (or runtime) call that launched a kernel: CUPTI's callback id, the OS thread
+/// that made it, and when, on the shared clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct LaunchCall {
+    pub(crate) cbid: u32,
+    pub(crate) tid: u32,
+    pub(crate) start: Duration,
+    pub(crate) end: Duration,
+}
+
+/// The name Kineto gives a CUDA driver call: the launch calls CUPTI reports kernels under.
+fn driver_call_name(cbid: u32) -> Cow<'static, str> {
+    match cbid {
+        307 => "cuLaunchKernel".into(),
+        477 => "cuLaunchCooperativeKernel".into(),
+        652 => "cuLaunchKernelEx".into(),
+        514 => "cuGraphLaunch".into(),
+        other => format!("CUDA driver call {other}").into(),
+    }
+}
+
+/// Devices as the trace's `deviceProperties` lists them (Kineto's keys), by CUPTI device id.
+static DEVICE_PROPERTIES: Mutex<Vec<(u32, serde_json::Map<String, serde_json::Value>)>> =
+    Mutex::new(Vec::new());
+/// The devices one process drives (several: the trace's `distributedInfo`).
+static PROCESS_DEVICES: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
 /// Kernels, on one track per device stream.
 static KERNELS: Mutex<Vec<KernelSpan>> = Mutex::new(Vec::new());
@@ -88,11 +141,6 @@ static OWNED_BYTES: AtomicU64 = AtomicU64::new(0);
 fn owned(name: String) -> String {
     OWNED_BYTES.fetch_add(name.capacity() as u64, Ordering::Relaxed);
     name
-}
-
-/// The track of a device stream: ids far above OS thread ids.
-fn stream_track(device: u32, stream: u32) -> u32 {
-    0x7000_0000 | ((device & 0xff) << 20) | (stream & 0xf_ffff)
 }
 
 static RECORDING: AtomicBool = AtomicBool::new(false);
@@ -193,7 +241,7 @@ pub(crate) fn record_op(op: &'static Op, start: Duration, end: Duration, device:
         with_thread(|thread| {
             thread.spans.push(Span {
                 name: Cow::Borrowed(op.name()),
-                category: "op",
+                category: "cpu_op",
                 start,
                 end,
             });
@@ -204,24 +252,61 @@ pub(crate) fn record_op(op: &'static Op, start: Duration, end: Duration, device:
     }
 }
 
-/// A kernel `name` ran on `stream` of `device` from `start` to `end`, launched by the op that
-/// started at `launched_by.1` on thread `launched_by.0`: a span on the stream's track, and a
-/// flow arrow from the op to it.
-pub(crate) fn record_kernel(
-    (device, stream): (u32, u32),
-    name: &str,
-    (start, end): (Duration, Duration),
-    launched_by: (u32, Duration),
-) {
-    if is_recording() && admit(end) {
+/// A kernel as the timeline records it.
+pub(crate) struct KernelRecord<'a> {
+    pub(crate) device: u32,
+    pub(crate) stream: u32,
+    pub(crate) name: &'a str,
+    pub(crate) start: Duration,
+    pub(crate) end: Duration,
+    /// The OS thread and start of the op that launched it.
+    pub(crate) launched_by: (u32, Duration),
+    pub(crate) correlation: u32,
+    pub(crate) launch: Option<LaunchCall>,
+    pub(crate) args: KernelArgs,
+}
+
+/// A kernel ran: a span on its stream's track, its launch call on the launching thread, and a
+/// flow arrow from the call (or, without its record, from the op) to the kernel.
+pub(crate) fn record_kernel(kernel: KernelRecord<'_>) {
+    if is_recording() && admit(kernel.end) {
         lock(&KERNELS).push(KernelSpan {
-            device,
-            stream,
-            name: owned(name.to_owned()),
+            device: kernel.device,
+            stream: kernel.stream,
+            name: owned(kernel.name.to_owned()),
+            start: kernel.start,
+            end: kernel.end,
+            launched_by: kernel.launched_by,
+            correlation: kernel.correlation,
+            launch: kernel.launch,
+            shape: kernel.args,
+        });
+    }
+}
+
+/// The device CUPTI calls `id` has `properties` (Kineto's `deviceProperties` keys).
+pub(crate) fn record_device(id: u32, properties: serde_json::Map<String, serde_json::Value>) {
+    let mut devices = lock(&DEVICE_PROPERTIES);
+    devices.retain(|(known, _)| *known != id);
+    devices.push((id, properties));
+}
+
+/// The process drives `devices` (burn's names): with several, the trace says so in its
+/// `distributedInfo`.
+pub(crate) fn set_process_devices(devices: Vec<String>) {
+    *lock(&PROCESS_DEVICES) = devices;
+}
+
+/// Measured step `step` (counted from 0, warm-up included) ran from `start` to `end` on this
+/// thread: Kineto's `ProfilerStep#<step>` span.
+pub(crate) fn record_step(step: usize, start: Duration, end: Duration) {
+    if is_recording() {
+        record_span(
+            Cow::Owned(owned(format!("ProfilerStep#{step}"))),
+            "user_annotation",
             start,
             end,
-            launched_by,
-        });
+        );
     }
 }
 
@@ -257,7 +342,7 @@ pub(crate) fn range_popped() {
     if is_recording() {
         let now = clock::now();
         if let Some((name, start)) = with_thread(|thread| thread.open_ranges.pop()) {
-            record_span(Cow::Owned(name), "range", start, now);
+            record_span(Cow::Owned(name), "user_annotation", start, now);
         }
     }
 }
@@ -381,11 +466,13 @@ pub fn to_json() -> (String, TraceSummary) {
         events.push(metadata("thread_name", tid, name));
     }
     let mut spans = 0;
+    // Kineto's `External id`: one per CPU span, which a kernel's args name for its op.
+    let mut external_ids: HashMap<(u32, Duration), u64> = HashMap::new();
     for thread in &threads {
         let open = thread
             .open_ranges
             .iter()
-            .map(|(name, start)| (name.as_str(), "range", *start, now, true));
+            .map(|(name, start)| (name.as_str(), "user_annotation", *start, now, true));
         let finished = thread
             .spans
             .iter()
@@ -398,6 +485,13 @@ pub fn to_json() -> (String, TraceSummary) {
             let mut args = serde_json::Map::new();
             if open {
                 args.insert("open".to_owned(), serde_json::Value::Bool(true));
+            }
+            if category != "stopwatch" {
+                let external_id = external_ids.len() as u64 + 1;
+                if category == "cpu_op" {
+                    external_ids.insert((thread.tid, start), external_id);
+                }
+                args.insert("External id".to_owned(), external_id.into());
             }
             events.push(Event {
                 name,
@@ -418,45 +512,110 @@ pub fn to_json() -> (String, TraceSummary) {
     let mut tracks: Vec<(u32, u32)> = kernels.iter().map(|k| (k.device, k.stream)).collect();
     tracks.sort_unstable();
     tracks.dedup();
-    for &(device, stream) in &tracks {
-        events.push(metadata(
-            "thread_name",
-            stream_track(device, stream),
-            format!("GPU {device} stream {stream}"),
-        ));
+    let mut devices: Vec<u32> = tracks.iter().map(|(device, _)| *device).collect();
+    devices.dedup();
+    // As Kineto: a process per device (`pid` the device id), a thread per stream.
+    for &device in &devices {
+        events.push(Event {
+            pid: device,
+            ..metadata("process_name", 0, format!("GPU {device}"))
+        });
     }
-    for (flow, kernel) in kernels.iter().enumerate() {
+    for &(device, stream) in &tracks {
+        events.push(Event {
+            pid: device,
+            ..metadata("thread_name", stream, format!("stream {stream}"))
+        });
+    }
+    let call_names: Vec<Cow<'static, str>> = kernels
+        .iter()
+        .map(|k| {
+            k.launch
+                .map_or(Cow::Borrowed(""), |c| driver_call_name(c.cbid))
+        })
+        .collect();
+    for (kernel, call_name) in kernels.iter().zip(&call_names) {
         spans += 1;
-        let track = stream_track(kernel.device, kernel.stream);
-        let event = |ph, ts, tid, bp| Event {
-            name: "launch",
-            cat: "launch",
-            ph,
-            ts: micros(ts),
-            dur: None,
-            pid,
-            tid,
-            s: None,
-            id: Some(flow as u64),
-            bp,
-            args: serde_json::Map::new(),
-        };
+        let external_id = external_ids.get(&kernel.launched_by).copied();
+        let shape = &kernel.shape;
+        let mut args = serde_json::Map::new();
+        if let Some(id) = external_id {
+            args.insert("External id".to_owned(), id.into());
+        }
+        for (key, value) in [
+            ("device", serde_json::json!(kernel.device)),
+            ("context", serde_json::json!(shape.context)),
+            ("stream", serde_json::json!(kernel.stream)),
+            ("correlation", serde_json::json!(kernel.correlation)),
+            (
+                "registers per thread",
+                serde_json::json!(shape.registers_per_thread),
+            ),
+            ("shared memory", serde_json::json!(shape.shared_memory)),
+            ("grid", serde_json::json!(shape.grid)),
+            ("block", serde_json::json!(shape.block)),
+        ] {
+            args.insert(key.to_owned(), value);
+        }
         events.push(Event {
             name: &kernel.name,
             cat: "kernel",
             ph: "X",
             ts: micros(kernel.start),
             dur: Some(micros(kernel.end.saturating_sub(kernel.start))),
-            pid,
-            tid: track,
+            pid: kernel.device,
+            tid: kernel.stream,
             s: None,
             id: None,
             bp: None,
-            args: serde_json::Map::new(),
+            args,
         });
-        let (op_thread, op_start) = kernel.launched_by;
-        events.push(event("s", op_start, op_thread, None));
-        events.push(event("f", kernel.start, track, Some("e")));
+        // The flow starts at the launch call, or at the op without the call's record.
+        let (flow_tid, flow_ts) = match kernel.launch {
+            Some(call) => {
+                let mut args = serde_json::Map::new();
+                args.insert("cbid".to_owned(), call.cbid.into());
+                args.insert("correlation".to_owned(), kernel.correlation.into());
+                if let Some(id) = external_id {
+                    args.insert("External id".to_owned(), id.into());
+                }
+                events.push(Event {
+                    name: call_name,
+                    cat: "cuda_driver",
+                    ph: "X",
+                    ts: micros(call.start),
+                    dur: Some(micros(call.end.saturating_sub(call.start))),
+                    pid,
+                    tid: call.tid,
+                    s: None,
+                    id: None,
+                    bp: None,
+                    args,
+                });
+                (call.tid, call.start)
+            }
+            None => kernel.launched_by,
+        };
+        let flow = |ph, ts, (pid, tid), bp| Event {
+            name: "ac2g",
+            cat: "ac2g",
+            ph,
+            ts: micros(ts),
+            dur: None,
+            pid,
+            tid,
+            s: None,
+            id: Some(u64::from(kernel.correlation)),
+            bp,
+            args: serde_json::Map::new(),
+        };
+        events.push(flow("s", flow_ts, (pid, flow_tid), None));
+        events.push(flow(
+            "f",
+            kernel.start,
+            (kernel.device, kernel.stream),
+            Some("e"),
+        ));
     }
     let counters = lock(&COUNTERS);
     for counter in counters.iter() {
@@ -481,7 +640,7 @@ pub fn to_json() -> (String, TraceSummary) {
     }
     let dropped = DROPPED.load(Ordering::Relaxed);
     let mut other = serde_json::Map::new();
-    other.insert("format_version".to_owned(), 1.into());
+    other.insert("format_version".to_owned(), FORMAT_VERSION.into());
     other.insert("dropped_events".to_owned(), dropped.into());
     other.insert(
         "max_events".to_owned(),
@@ -510,11 +669,46 @@ pub fn to_json() -> (String, TraceSummary) {
     #[derive(serde::Serialize)]
     #[serde(rename_all = "camelCase")]
     struct TraceFile<'a> {
+        schema_version: u32,
+        device_properties: Vec<serde_json::Map<String, serde_json::Value>>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        distributed_info: Option<serde_json::Value>,
+        /// The Unix time of `ts` 0, in ns.
+        base_time_nanoseconds: u64,
         trace_events: &'a [Event<'a>],
         display_time_unit: &'static str,
         other_data: serde_json::Map<String, serde_json::Value>,
     }
+    let mut device_properties = lock(&DEVICE_PROPERTIES).clone();
+    for &device in &devices {
+        if !device_properties.iter().any(|(id, _)| *id == device) {
+            device_properties.push((device, serde_json::Map::new()));
+        }
+    }
+    device_properties.sort_by_key(|(id, _)| *id);
+    let process_devices = lock(&PROCESS_DEVICES).clone();
+    let unix_now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
     let file = TraceFile {
+        schema_version: 1,
+        device_properties: device_properties
+            .into_iter()
+            .map(|(id, mut properties)| {
+                properties.insert("id".to_owned(), id.into());
+                properties
+            })
+            .collect(),
+        // Burn drives several devices from one process: one rank, as PyTorch would call it.
+        distributed_info: (process_devices.len() > 1).then(|| {
+            serde_json::json!({
+                "backend": "burn",
+                "rank": 0,
+                "world_size": 1,
+                "devices": process_devices,
+            })
+        }),
+        base_time_nanoseconds: unix_now.saturating_sub(now).as_nanos() as u64,
         trace_events: &events,
         display_time_unit: "ns",
         other_data: other,

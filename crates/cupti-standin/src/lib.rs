@@ -10,7 +10,9 @@
 //! - a stack of external correlation ids per thread and kind;
 //! - at each launch, one `EXTERNAL_CORRELATION` record per kind with an open id, written only
 //!   while an API kind (`DRIVER` or `RUNTIME`) is enabled, as CUPTI writes them ahead of an API
-//!   record; then the `DRIVER` record; then the kernel record (`CONCURRENT_KERNEL`);
+//!   record; then the `DRIVER` record (a `cuLaunchKernel` call, with the calling thread's
+//!   `pthread_self` cut to 32 bits as its thread id); then the kernel record
+//!   (`CONCURRENT_KERNEL`);
 //! - kernels run one after another on each stream; host and device records go to separate
 //!   buffers, requested from the client, and a flush hands the device buffer over first, so a
 //!   kernel arrives before the record that ties it to its op;
@@ -21,10 +23,11 @@
 //! after a device sync, and nothing here can make a backend's sync wait for this stand-in's
 //! kernels.
 //!
-//! What stands in for the GPU: a thread "launches" one kernel each time it pops an external id
-//! (the op launched it just before returning), and at [`cupti_standin_launch`]. Each kernel
-//! takes [`KERNEL_NS`] (or `CUPTI_STANDIN_KERNEL_NS`, in ns), on streams 13 and 14 in turn, and
-//! is named `standin_kernel`.
+//! What stands in for the GPU: a thread "launches" one kernel each time it pushes an external
+//! id (the op launches it right after tagging its launches), and at [`cupti_standin_launch`].
+//! Each launch call takes [`CALL_NS`]; each kernel takes [`KERNEL_NS`] (or
+//! `CUPTI_STANDIN_KERNEL_NS`, in ns), on streams 13 and 14 in turn, and is named
+//! `standin_kernel`.
 //! Records are the layouts of cudarc's bindings of NVIDIA's headers (`CUpti_ActivityKernel4`
 //! for kernels).
 
@@ -42,6 +45,8 @@ use sys::CUptiResult as Result;
 
 /// How long each kernel runs, in ns, unless `CUPTI_STANDIN_KERNEL_NS` says otherwise.
 pub const KERNEL_NS: u64 = 1_000;
+/// How long each launch call takes, in ns.
+pub const CALL_NS: u64 = 2_000;
 const STREAMS: [u32; 2] = [13, 14];
 const KERNEL_NAME: &std::ffi::CStr = c"standin_kernel";
 const ALIGN: usize = 8;
@@ -235,9 +240,18 @@ impl State {
             // SAFETY: as above.
             let mut record: sys::CUpti_ActivityAPI = unsafe { std::mem::zeroed() };
             record.kind = Kind::CUPTI_ACTIVITY_KIND_DRIVER;
+            record.cbid =
+                sys::CUpti_driver_api_trace_cbid::CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel as u32;
             record.start = start;
+            // The call takes its time, as a real launch does (a span tools can see).
+            while now_ns() < start + CALL_NS {
+                std::hint::spin_loop();
+            }
             record.end = now_ns();
             record.processId = std::process::id();
+            // As CUPTI: the calling thread's pthread id, cut to 32 bits.
+            // SAFETY: pthread_self has no preconditions.
+            record.threadId = unsafe { libc::pthread_self() } as u32;
             record.correlationId = correlation;
             self.append(false, (record, 0), full);
         }
@@ -393,10 +407,11 @@ pub extern "C" fn cuptiActivityPushExternalCorrelationId(kind: u32, id: u64) -> 
     };
     TAGS.with(|tags| tags.borrow_mut().push((kind, id)));
     OPEN_TAGS.fetch_add(1, Ordering::Relaxed);
+    launch_here();
     Result::CUPTI_SUCCESS
 }
 
-/// `cuptiActivityPopExternalCorrelationId`: the op launches its kernel, then its id is popped.
+/// `cuptiActivityPopExternalCorrelationId`.
 ///
 /// # Safety
 /// `last` is null or valid for a write.
@@ -412,7 +427,6 @@ pub unsafe extern "C" fn cuptiActivityPopExternalCorrelationId(
     if !open {
         return Result::CUPTI_ERROR_QUEUE_EMPTY;
     }
-    launch_here();
     let popped = TAGS.with(|tags| {
         let mut tags = tags.borrow_mut();
         let at = tags.iter().rposition(|&(k, _)| k == kind)?;

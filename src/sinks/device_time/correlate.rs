@@ -13,7 +13,7 @@
 use std::collections::HashMap;
 
 /// A kernel as CUPTI's `CONCURRENT_KERNEL` record describes it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Kernel {
     /// The correlation id of the driver call that launched it.
     pub(crate) correlation: u32,
@@ -23,6 +23,33 @@ pub(crate) struct Kernel {
     pub(crate) device: u32,
     pub(crate) stream: u32,
     pub(crate) name: String,
+    /// How it was launched, as the record says.
+    pub(crate) shape: KernelShape,
+    /// The driver (or runtime) call that launched it, once its record is matched.
+    pub(crate) call: Option<ApiCall>,
+}
+
+/// A kernel's launch configuration, from its record (what Kineto writes as a kernel's args).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct KernelShape {
+    pub(crate) context: u32,
+    pub(crate) grid: [i32; 3],
+    pub(crate) block: [i32; 3],
+    pub(crate) registers_per_thread: u16,
+    /// Static and dynamic shared memory, in bytes.
+    pub(crate) shared_memory: i32,
+}
+
+/// A driver or runtime API call, as CUPTI's `DRIVER` and `RUNTIME` records describe it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ApiCall {
+    /// CUPTI's callback id: which function (`cuLaunchKernel` is 307).
+    pub(crate) cbid: u32,
+    /// Host timestamps, in ns on the CUPTI clock.
+    pub(crate) start_ns: u64,
+    pub(crate) end_ns: u64,
+    /// CUPTI's id of the calling thread.
+    pub(crate) thread: u32,
 }
 
 impl Kernel {
@@ -44,6 +71,8 @@ pub(crate) enum Activity {
     External { external: u64, correlation: u32 },
     /// `CONCURRENT_KERNEL`.
     Kernel(Kernel),
+    /// `DRIVER` or `RUNTIME`: the API call `correlation`.
+    Api { correlation: u32, call: ApiCall },
 }
 
 /// Kernels matched to the ops that launched them, by op id.
@@ -51,6 +80,8 @@ pub(crate) enum Activity {
 pub(crate) struct Correlator {
     /// The op id each driver call was made under.
     external_of: HashMap<u32, u64>,
+    /// The API calls made under an op, by correlation id, until their kernel is taken.
+    calls: HashMap<u32, ApiCall>,
     /// Kernels whose call has not been matched to an op yet.
     waiting: HashMap<u32, Vec<Kernel>>,
     /// Kernels matched to an op, with its id, in the order they were matched.
@@ -77,6 +108,13 @@ impl Correlator {
                         .extend(kernels.into_iter().map(|kernel| (external, kernel)));
                 }
             }
+            // CUPTI writes a call's `EXTERNAL_CORRELATION` record ahead of it: a call with
+            // none was made under no op.
+            Activity::Api { correlation, call } => {
+                if self.external_of.contains_key(&correlation) {
+                    self.calls.insert(correlation, call);
+                }
+            }
             Activity::Kernel(kernel) if kernel.is_incomplete() => self.incomplete += 1,
             Activity::Kernel(kernel) => match self.external_of.get(&kernel.correlation) {
                 Some(&external) => self.attributed.push((external, kernel)),
@@ -89,9 +127,20 @@ impl Correlator {
         }
     }
 
-    /// The kernels matched so far, with their op ids; they are not returned again.
+    /// The kernels matched so far, with their op ids and, where its record came, the call
+    /// that launched each; they are not returned again.
     pub(crate) fn take_attributed(&mut self) -> Vec<(u64, Kernel)> {
+        self.attach_calls();
         std::mem::take(&mut self.attributed)
+    }
+
+    /// Gives each matched kernel the call that launched it, where its record came.
+    fn attach_calls(&mut self) {
+        for (_, kernel) in &mut self.attributed {
+            if kernel.call.is_none() {
+                kernel.call = self.calls.remove(&kernel.correlation);
+            }
+        }
     }
 
     /// Takes the kernels matched to op ids `known` does not know; those of known ops stay.
@@ -116,14 +165,19 @@ impl Correlator {
     /// bounded over a long run.
     pub(crate) fn forget_ops(&mut self, forgotten: impl Fn(u64) -> bool) {
         self.external_of.retain(|_, external| !forgotten(*external));
+        let external_of = &self.external_of;
+        self.calls
+            .retain(|correlation, _| external_of.contains_key(correlation));
     }
 
     /// Ends a run: the kernels still unmatched, which no op launched, in device time order.
-    /// Forgets the driver calls.
+    /// Forgets the driver calls, once the matched kernels that stay have theirs.
     pub(crate) fn finish(&mut self) -> Vec<Kernel> {
+        self.attach_calls();
         let mut unattributed: Vec<Kernel> = self.waiting.drain().flat_map(|(_, k)| k).collect();
         unattributed.sort_by_key(|kernel| (kernel.start_ns, kernel.correlation));
         self.external_of.clear();
+        self.calls.clear();
         unattributed
     }
 }
@@ -140,7 +194,20 @@ mod tests {
             device: 0,
             stream,
             name: format!("k{correlation}"),
+            ..Kernel::default()
         })
+    }
+
+    fn call(correlation: u32, start_ns: u64) -> Activity {
+        Activity::Api {
+            correlation,
+            call: ApiCall {
+                cbid: 307,
+                start_ns,
+                end_ns: start_ns + 1,
+                thread: 5,
+            },
+        }
     }
 
     fn external(external: u64, correlation: u32) -> Activity {
@@ -234,5 +301,41 @@ mod tests {
         assert_eq!(matched(&mut correlator), [(2, 11)]);
         let unattributed: Vec<u32> = correlator.finish().iter().map(|k| k.correlation).collect();
         assert_eq!(unattributed, [10]);
+    }
+
+    #[test]
+    fn each_kernel_comes_with_the_call_that_launched_it_once_both_records_came() {
+        let mut correlator = Correlator::default();
+        // As CUPTI writes them: the kernel in the device buffer, handed over first; then the
+        // tag and the call. A call made under no op (13) is not kept.
+        for record in [
+            kernel(10, 100, 110, 7),
+            external(1, 10),
+            call(10, 40),
+            call(13, 60),
+            external(1, 11),
+            call(11, 50),
+            kernel(11, 120, 130, 7),
+        ] {
+            correlator.ingest(record);
+        }
+        let calls: Vec<(u32, Option<u64>)> = correlator
+            .take_attributed()
+            .into_iter()
+            .map(|(_, kernel)| (kernel.correlation, kernel.call.map(|c| c.start_ns)))
+            .collect();
+        assert_eq!(calls, [(10, Some(40)), (11, Some(50))]);
+        assert!(correlator.calls.is_empty(), "{:?}", correlator.calls);
+        // Matched before the run ended, taken after: the call stays with its kernel.
+        for record in [external(1, 15), call(15, 80), kernel(15, 140, 150, 7)] {
+            correlator.ingest(record);
+        }
+        assert_eq!(correlator.finish(), []);
+        let (_, last) = correlator.take_attributed().pop().unwrap();
+        assert_eq!(last.call.map(|c| c.start_ns), Some(80));
+        correlator.ingest(external(2, 12));
+        correlator.ingest(call(12, 70));
+        correlator.forget_ops(|op| op == 2);
+        assert!(correlator.calls.is_empty(), "{:?}", correlator.calls);
     }
 }

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use cudarc::cupti::result::{CuptiError, activity, subscribe, unsubscribe};
 use cudarc::cupti::sys;
 
-use super::correlate::{Activity, Kernel};
+use super::correlate::{Activity, ApiCall, Kernel, KernelShape};
 use super::{DeviceTimeError, Source, SourceCounts, ingest};
 
 /// CUPTI's buffers: 8 MiB each, 8-byte aligned, as CUPTI's samples use.
@@ -23,10 +23,12 @@ const EXTERNAL_KIND: sys::CUpti_ExternalCorrelationKind =
     sys::CUpti_ExternalCorrelationKind::CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0;
 const KIND_CONCURRENT_KERNEL: u32 = 10;
 const KIND_EXTERNAL_CORRELATION: u32 = 39;
+const KIND_DRIVER: u32 = 4;
+const KIND_RUNTIME: u32 = 5;
 
 /// The activity kinds recorded. CUPTI writes an `EXTERNAL_CORRELATION` record only ahead of an
-/// API record, so `DRIVER` must be on although its records are skipped: without it no kernel
-/// is ever matched to an op (CubeCL calls only the driver API). `RUNTIME` too, as CUPTI's
+/// API record, so `DRIVER` must be on: without it no kernel is ever matched to an op (CubeCL
+/// calls only the driver API). Its records are the launch calls of the timeline. `RUNTIME` too, as CUPTI's
 /// guide asks, for kernels launched through the runtime API (by a CUDA library).
 const KINDS: [sys::CUpti_ActivityKind; 4] = [
     sys::CUpti_ActivityKind::CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
@@ -216,6 +218,11 @@ impl Source for Cupti {
             activity::flush_all(sys::CUpti_ActivityFlag::CUPTI_ACTIVITY_FLAG_FLUSH_FORCED as u32);
     }
 
+    fn device_properties(&self, device: u32) -> Option<serde_json::Map<String, serde_json::Value>> {
+        // cudarc panics where the driver is missing (the stand-in CUPTI runs without one).
+        catch_unwind(|| device_properties(device)).ok().flatten()
+    }
+
     fn timestamp_ns(&self) -> u64 {
         let mut now = 0u64;
         // SAFETY: `now` is a valid place for the timestamp.
@@ -236,6 +243,69 @@ impl Source for Cupti {
             tag_errors: self.tag_errors.load(Ordering::Relaxed),
         }
     }
+}
+
+/// The CUDA device `ordinal` as Kineto's `deviceProperties` describe it (from
+/// `cudaGetDeviceProperties`, here from the driver's attributes): none without a CUDA driver.
+fn device_properties(ordinal: u32) -> Option<serde_json::Map<String, serde_json::Value>> {
+    use cudarc::driver::result::device;
+    use cudarc::driver::sys::CUdevice_attribute as A;
+    // SAFETY: only tries to load the library.
+    if !unsafe { cudarc::driver::sys::is_culib_present() } {
+        return None;
+    }
+    let handle = device::get(i32::try_from(ordinal).ok()?).ok()?;
+    let mut properties = serde_json::Map::new();
+    properties.insert("name".to_owned(), device::get_name(handle).ok()?.into());
+    // SAFETY: `handle` is a device the driver handed out.
+    let total = unsafe { device::total_mem(handle) }.ok()?;
+    properties.insert("totalGlobalMem".to_owned(), total.into());
+    for (key, attribute) in [
+        (
+            "computeMajor",
+            A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+        ),
+        (
+            "computeMinor",
+            A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+        ),
+        (
+            "maxThreadsPerBlock",
+            A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+        ),
+        (
+            "maxThreadsPerMultiprocessor",
+            A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR,
+        ),
+        (
+            "regsPerBlock",
+            A::CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK,
+        ),
+        (
+            "regsPerMultiprocessor",
+            A::CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR,
+        ),
+        ("warpSize", A::CU_DEVICE_ATTRIBUTE_WARP_SIZE),
+        (
+            "sharedMemPerBlock",
+            A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK,
+        ),
+        (
+            "sharedMemPerMultiprocessor",
+            A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
+        ),
+        ("numSms", A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT),
+        (
+            "sharedMemPerBlockOptin",
+            A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+        ),
+    ] {
+        // SAFETY: as above.
+        if let Ok(value) = unsafe { device::get_attribute(handle, attribute) } {
+            properties.insert(key.to_owned(), value.into());
+        }
+    }
+    Some(properties)
 }
 
 fn buffer_layout() -> Layout {
@@ -299,7 +369,29 @@ fn records(buffer: *mut u8, valid: usize) -> Vec<Activity> {
                     device: kernel.device_id,
                     stream: kernel.stream_id,
                     name,
+                    shape: KernelShape {
+                        context: kernel.context_id,
+                        grid: kernel.grid,
+                        block: kernel.block,
+                        registers_per_thread: kernel.registers_per_thread,
+                        shared_memory: kernel
+                            .static_shared_memory
+                            .saturating_add(kernel.dynamic_shared_memory),
+                    },
+                    call: None,
                 }));
+            }
+            KIND_DRIVER | KIND_RUNTIME => {
+                let api = unsafe { &*(record as *const sys::CUpti_ActivityAPI) };
+                out.push(Activity::Api {
+                    correlation: api.correlationId,
+                    call: ApiCall {
+                        cbid: api.cbid,
+                        start_ns: api.start,
+                        end_ns: api.end,
+                        thread: api.threadId,
+                    },
+                });
             }
             KIND_EXTERNAL_CORRELATION => {
                 let external = unsafe { &*(record as *const ExternalRecord) };
@@ -353,7 +445,13 @@ mod tests {
                         offset_of!(KernelRecord, start),
                         offset_of!(KernelRecord, end),
                         offset_of!(KernelRecord, device_id),
+                        offset_of!(KernelRecord, context_id),
                         offset_of!(KernelRecord, stream_id),
+                        offset_of!(KernelRecord, grid),
+                        offset_of!(KernelRecord, block),
+                        offset_of!(KernelRecord, registers_per_thread),
+                        offset_of!(KernelRecord, static_shared_memory),
+                        offset_of!(KernelRecord, dynamic_shared_memory),
                         offset_of!(KernelRecord, correlation_id),
                         offset_of!(KernelRecord, name),
                     ],
@@ -362,7 +460,13 @@ mod tests {
                         offset_of!($record, start),
                         offset_of!($record, end),
                         offset_of!($record, deviceId),
+                        offset_of!($record, contextId),
                         offset_of!($record, streamId),
+                        offset_of!($record, gridX),
+                        offset_of!($record, blockX),
+                        offset_of!($record, registersPerThread),
+                        offset_of!($record, staticSharedMemory),
+                        offset_of!($record, dynamicSharedMemory),
                         offset_of!($record, correlationId),
                         offset_of!($record, name),
                     ],
@@ -391,10 +495,17 @@ mod tests {
             ]
         );
         assert_eq!(
-            [KIND_CONCURRENT_KERNEL, KIND_EXTERNAL_CORRELATION],
+            [
+                KIND_CONCURRENT_KERNEL,
+                KIND_EXTERNAL_CORRELATION,
+                KIND_DRIVER,
+                KIND_RUNTIME
+            ],
             [
                 sys::CUpti_ActivityKind::CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL as u32,
                 sys::CUpti_ActivityKind::CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION as u32,
+                sys::CUpti_ActivityKind::CUPTI_ACTIVITY_KIND_DRIVER as u32,
+                sys::CUpti_ActivityKind::CUPTI_ACTIVITY_KIND_RUNTIME as u32,
             ]
         );
     }

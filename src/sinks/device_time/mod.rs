@@ -77,6 +77,13 @@ pub(crate) trait Source: Send + Sync {
     fn flush(&self);
     /// Stops recording new activity, hands over every record still held, and lets go.
     fn stop(&self) -> SourceCounts;
+    /// What the device CUPTI calls `device` is, with Kineto's `deviceProperties` keys.
+    fn device_properties(
+        &self,
+        _device: u32,
+    ) -> Option<serde_json::Map<String, serde_json::Value>> {
+        None
+    }
     /// The source's clock now, in ns: kernel timestamps are on it.
     fn timestamp_ns(&self) -> u64;
 }
@@ -176,10 +183,25 @@ pub fn start() -> Result<(), DeviceTimeError> {
     }
 }
 
+/// The source's clock minus the shared clock, in ns: of a few readings of the source's clock
+/// between two of the shared clock, the one read in the shortest window, against its middle
+/// (kernels and launch calls land on the shared clock within a fraction of that window).
+fn clock_offset_ns(source: &dyn Source) -> i128 {
+    (0..8)
+        .map(|_| {
+            let before = clock::now().as_nanos() as i128;
+            let source_ns = i128::from(source.timestamp_ns());
+            let after = clock::now().as_nanos() as i128;
+            (after - before, source_ns - (before + after) / 2)
+        })
+        .min_by_key(|(window, _)| *window)
+        .map_or(0, |(_, offset)| offset)
+}
+
 /// Starts recording with `source` tagging the launches.
 #[cfg_attr(not(feature = "cupti"), allow(dead_code))]
 pub(crate) fn start_with(source: Arc<dyn Source>) {
-    let offset_ns = i128::from(source.timestamp_ns()) - clock::now().as_nanos() as i128;
+    let offset_ns = clock_offset_ns(source.as_ref());
     *matching() = Some(Matching {
         offset_ns,
         ..Matching::default()
@@ -269,9 +291,38 @@ pub(crate) fn op_started(
     }
 }
 
+/// The OS thread id of each thread that tagged launches, by the ids CUPTI may give it in an API
+/// record (its `pthread_self` cut to 32 bits, or the OS id itself).
+static CALLING_THREADS: Mutex<Vec<(u32, u32)>> = Mutex::new(Vec::new());
+
+thread_local! {
+    static CALLING_THREAD_KNOWN: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// The OS thread id of the thread CUPTI names `thread` in an API record, if it tagged launches.
+fn calling_thread(thread: u32) -> Option<u32> {
+    let threads = CALLING_THREADS
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    threads
+        .iter()
+        .find(|(id, _)| *id == thread)
+        .map(|(_, os)| *os)
+}
+
 /// Tags the kernel launches made on this thread with the op `id`, until
 /// [`untag_launches`]: call it on the thread that launches the op's kernels.
 pub(crate) fn tag_launches(id: u64) {
+    if !CALLING_THREAD_KNOWN.get() {
+        CALLING_THREAD_KNOWN.set(true);
+        let os = thread::os_thread_id();
+        // SAFETY: pthread_self has no preconditions.
+        let pthread = unsafe { libc::pthread_self() } as u32;
+        let mut threads = CALLING_THREADS
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        threads.extend([(pthread, os), (os, os)]);
+    }
     let source = source();
     if let Some(source) = &source {
         source.push(id);
@@ -306,10 +357,37 @@ pub(crate) fn ingest(records: impl IntoIterator<Item = Activity>) {
     }
 }
 
+/// The devices described so far, by the source's device id.
+static DESCRIBED: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+
+/// What the source says of `device`, the first time it is asked only (each device is described
+/// once per process).
+pub(crate) fn describe_device(device: u32) -> Option<serde_json::Map<String, serde_json::Value>> {
+    {
+        let mut described = DESCRIBED.lock().unwrap_or_else(PoisonError::into_inner);
+        if described.contains(&device) {
+            return None;
+        }
+        described.push(device);
+    }
+    source()?.device_properties(device)
+}
+
 /// A kernel matched to the op that launched it, with its start and end on the shared clock.
 pub(crate) struct Matched {
     pub(crate) launch: Launch,
     pub(crate) kernel: Kernel,
+    pub(crate) start: Duration,
+    pub(crate) end: Duration,
+    /// The call that launched it, where its record came: the OS thread that made it, and its
+    /// start and end on the shared clock.
+    pub(crate) call: Option<MatchedCall>,
+}
+
+/// A launch call, on the shared clock.
+pub(crate) struct MatchedCall {
+    pub(crate) cbid: u32,
+    pub(crate) tid: u32,
     pub(crate) start: Duration,
     pub(crate) end: Duration,
 }
@@ -340,11 +418,18 @@ pub(crate) fn collect() -> Vec<Matched> {
         .into_iter()
         .filter_map(|(id, kernel)| {
             let (launch, _) = launches.by_id.get(&id)?;
+            let call = kernel.call.map(|call| MatchedCall {
+                cbid: call.cbid,
+                tid: calling_thread(call.thread).unwrap_or(launch.tid),
+                start: on_clock(call.start_ns),
+                end: on_clock(call.end_ns),
+            });
             Some(Matched {
                 launch: launch.clone(),
                 start: on_clock(kernel.start_ns),
                 end: on_clock(kernel.end_ns),
                 kernel,
+                call,
             })
         })
         .collect();

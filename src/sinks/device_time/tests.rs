@@ -68,6 +68,7 @@ fn kernel(correlation: u32, ns: u64, stream: u32) -> Activity {
         device: 0,
         stream,
         name: format!("kernel_{correlation}"),
+        ..Kernel::default()
     })
 }
 
@@ -196,19 +197,21 @@ fn each_ops_kernels_add_up_in_its_row_of_the_op_table() {
     assert_eq!(json["device_total_ns"], 1_050);
     assert_eq!(json["rows"][0]["device_total_ns"], 1_000);
 
-    // The timeline: one track per stream, the kernels on the shared clock, a flow arrow from
-    // each launching op to its kernel.
+    // The timeline, as Kineto writes it: a process per device, a track per stream, the kernels
+    // on the shared clock, an `ac2g` flow arrow from each launching op (no launch call was
+    // recorded here) to its kernel.
     let (json, _) = trace::to_json();
     let json: serde_json::Value = serde_json::from_str(&json).unwrap();
     let events = json["traceEvents"].as_array().unwrap();
     let track_named = |name: &str| {
         events
             .iter()
-            .find(|e| e["name"] == "thread_name" && e["args"]["name"] == name)
+            .find(|e| e["name"] == "thread_name" && e["args"]["name"] == name && e["pid"] == 0)
             .map(|e| e["tid"].clone())
             .unwrap_or_else(|| panic!("no track {name}"))
     };
-    let (stream_7, stream_9) = (track_named("GPU 0 stream 7"), track_named("GPU 0 stream 9"));
+    let (stream_7, stream_9) = (track_named("stream 7"), track_named("stream 9"));
+    assert_eq!((&stream_7, &stream_9), (&7.into(), &9.into()));
     let kernels: Vec<&serde_json::Value> = events.iter().filter(|e| e["cat"] == "kernel").collect();
     let names: Vec<(&str, &serde_json::Value)> = kernels
         .iter()
@@ -232,7 +235,7 @@ fn each_ops_kernels_add_up_in_its_row_of_the_op_table() {
     assert_eq!(kernels[0]["dur"], 0.7);
     let flows: Vec<(&str, &serde_json::Value, &serde_json::Value)> = events
         .iter()
-        .filter(|e| e["cat"] == "launch")
+        .filter(|e| e["cat"] == "ac2g")
         .map(|e| (e["ph"].as_str().unwrap(), &e["id"], &e["tid"]))
         .collect();
     let thread = serde_json::Value::from(crate::context::thread::os_thread_id());
