@@ -52,7 +52,13 @@ fn in_child(test: &str, env: &[(&str, &str)]) -> (String, String) {
         stdout,
         stderr,
     } = Command::new(std::env::current_exe().unwrap())
-        .args([test, "--exact", "--nocapture", "--test-threads=1"])
+        .args([
+            test,
+            "--exact",
+            "--nocapture",
+            "--test-threads=1",
+            "--include-ignored",
+        ])
         .env(SCENARIO, test)
         .env("LD_LIBRARY_PATH", library_path)
         .envs(env.iter().copied())
@@ -522,7 +528,7 @@ fn on_cubecls_device_thread_every_op_tags_the_launches_there() {
 /// CubeCL's device thread at once. Each op's kernel (the stand-in launches it as the op's tag
 /// is popped) must go to that op: no tag popped out of order, none left unattributed, one
 /// kernel per call. Reads of two threads may be open there together, and a read's end then
-/// pops and pushes again the tags above it (the stand-in launches at each of those pops too).
+/// pops and pushes again the tags above it (the stand-in launches at each of those pushes too).
 #[cfg(feature = "wgpu")]
 #[test]
 fn ops_of_four_threads_on_one_device_each_get_their_own_kernels() {
@@ -580,4 +586,116 @@ fn ops_of_four_threads_on_one_device_each_get_their_own_kernels() {
             false => assert_eq!(kernels, calls, "{row}"),
         }
     }
+}
+
+/// Holistic Trace Analysis, PyTorch's trace analysis tool, reads the stand-in's kernels in
+/// `trace.json` as it reads a PyTorch run's: its temporal, kernel and idle-time breakdowns run,
+/// the kernel time it reports is `run.json`'s device time, and its call graph gives each op the
+/// kernels `ops.json` gives it. Needs HTA (`scripts/hta-venv.sh`); `.ci/run` runs it.
+#[test]
+#[ignore = "needs HTA: scripts/hta-venv.sh, then cargo test ... -- --ignored"]
+fn hta_breaks_down_the_kernels_and_maps_each_to_its_op_as_ops_json_does() {
+    const TEST: &str = "hta_breaks_down_the_kernels_and_maps_each_to_its_op_as_ops_json_does";
+    const OUT: &str = "BURN_PROFILED_TEST_OUT";
+    // 1 ms kernels: HTA rounds timestamps to whole microseconds, which changes this run's
+    // kernel time by under 0.1%.
+    const KERNEL_NS: u64 = 1_000_000;
+    if !is_child(TEST) {
+        let out = tempfile::tempdir().unwrap();
+        in_child(
+            TEST,
+            &[
+                ("CUPTI_STANDIN_KERNEL_NS", &KERNEL_NS.to_string()),
+                (OUT, out.path().to_str().unwrap()),
+            ],
+        );
+        let hta = support::hta::analyse(out.path());
+        let run = read_json(&out.path().join("run.json"));
+        let ops = read_json(&out.path().join("ops.json"));
+
+        // Each measured step is a profiler step (step 0 was the warm-up).
+        assert_eq!(hta["profiler_steps"], serde_json::json!([1, 2, 3, 4]));
+        // Every kernel. With `include_last_profiler_step`, HTA 0.5.0 keeps what follows the
+        // last step up to that step's end on the trace's clock before it moved it to start at
+        // 0: the session's closing sync and its kernel (the stand-in launches one per op) too.
+        let kernels = run["device_time"]["kernels"].as_u64().unwrap();
+        assert_eq!(hta["kernels"], kernels);
+        let device_us = run["device_time"]["device_ns"].as_u64().unwrap() as f64 / 1e3;
+        let within_1_percent = |what: &str, hta_us: f64, ours_us: f64| {
+            assert!(
+                (hta_us - ours_us).abs() <= 0.01 * ours_us,
+                "{what}: HTA {hta_us} us, burn-profiled {ours_us} us"
+            );
+        };
+        let breakdown: f64 = hta["kernel_breakdown"]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|us| us.as_f64().unwrap())
+            .sum();
+        within_1_percent("kernel breakdown", breakdown, device_us);
+        // Two streams run side by side: the temporal breakdown merges them.
+        let temporal = &hta["temporal"];
+        let (idle, compute, span) = (
+            temporal["idle_time(us)"].as_f64().unwrap(),
+            temporal["compute_time(us)"].as_f64().unwrap(),
+            temporal["kernel_time(us)"].as_f64().unwrap(),
+        );
+        assert!(
+            compute > 0.0 && idle >= 0.0 && compute + idle <= span + 1.0,
+            "{temporal}"
+        );
+        let idle_streams: std::collections::BTreeSet<&str> = hta["idle_by_stream"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .filter_map(|key| key.split(' ').next())
+            .collect();
+        assert_eq!(idle_streams.into_iter().collect::<Vec<_>>(), ["13", "14"]);
+
+        // HTA's kernels per op (by launch call and call stack) are ops.json's, phases summed.
+        let mut ours: std::collections::BTreeMap<&str, (u64, f64)> = Default::default();
+        for row in ops["rows"].as_array().unwrap() {
+            let entry = ours.entry(row["op"].as_str().unwrap()).or_default();
+            entry.0 += row["kernels"].as_u64().unwrap();
+            entry.1 += row["device_total_ns"].as_u64().unwrap() as f64 / 1e3;
+        }
+        ours.retain(|_, (kernels, _)| *kernels > 0);
+        let by_op = hta["kernels_by_cpu_op"].as_object().unwrap();
+        let theirs: std::collections::BTreeMap<&str, u64> = by_op
+            .iter()
+            .filter(|(_, mapped)| mapped["kernels"].as_u64().unwrap() > 0)
+            .map(|(op, mapped)| (op.as_str(), mapped["kernels"].as_u64().unwrap()))
+            .collect();
+        let ours_kernels: std::collections::BTreeMap<&str, u64> = ours
+            .iter()
+            .map(|(op, (kernels, _))| (*op, *kernels))
+            .collect();
+        assert_eq!(theirs, ours_kernels);
+        for (op, (_, us)) in &ours {
+            within_1_percent(op, by_op[*op]["kernel_us"].as_f64().unwrap(), *us);
+        }
+        return;
+    }
+
+    type A = burn::backend::Autodiff<B>;
+    let mut config = RuntimeConfig::preset(Preset::Profile);
+    config.stopwatch.warmup_iters = 1;
+    let out = PathBuf::from(std::env::var(OUT).unwrap());
+    let device = Default::default();
+    let mut session = Session::start::<A>(config, &device, &out);
+    let w1 = Tensor::<A, 2>::ones([16, 32], &device).require_grad();
+    let w2 = Tensor::<A, 2>::ones([32, 4], &device).require_grad();
+    for _ in 0..5 {
+        let x = Tensor::<A, 2>::ones([8, 16], &device);
+        let loss = nvtx::scope("forward", || {
+            let hidden = burn::tensor::activation::relu(x.matmul(w1.clone()) + 1.0);
+            hidden.matmul(w2.clone()).mean()
+        });
+        let grads = nvtx::scope("backward", || loss.backward());
+        let _ = w1.grad(&grads).map(|g| g.into_data());
+        session.finish_iter().unwrap();
+    }
+    session.finish().unwrap();
+    assert_standin_released();
 }

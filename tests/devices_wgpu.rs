@@ -131,6 +131,7 @@ fn with_a_launch_thread_per_device_steps_run_where_they_are_called() {
     let devices = [WgpuDevice::DefaultDevice, WgpuDevice::Cpu];
     let mut config = RuntimeConfig::preset(Preset::Train);
     config.nvtx.steps_on_launch_thread = true;
+    config.trace.enabled = true;
     let out = tempfile::tempdir().unwrap();
     let mut session = Session::start_on_devices::<Wgpu>(config, &devices, out.path());
     let caller = nvtx_recorder::current_tid();
@@ -148,6 +149,16 @@ fn with_a_launch_thread_per_device_steps_run_where_they_are_called() {
     session.set_launch_thread(LaunchThread::cubecl::<Wgpu>(&devices[0]));
     assert_eq!(session.run_step(nvtx_recorder::current_tid), caller);
     session.finish().unwrap();
+    // One process drives both devices: one rank, as PyTorch's trace tools see it.
+    let trace: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.path().join("trace.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        trace["distributedInfo"],
+        serde_json::json!({
+            "backend": "burn", "rank": 0, "world_size": 1, "devices": ["DefaultDevice", "Cpu"]
+        })
+    );
 }
 
 mod data_parallel {

@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 pub mod device_time;
+pub mod hta;
 pub mod nesting;
 pub mod stand_in;
 
