@@ -14,7 +14,7 @@
 //! | [`stopwatch`] | runtime per code section with warm-up, one-time measurements and CPU usage, in the original tool's report layout |
 //! | [`stats`] | per-op statistics, by op, phase or input shapes, as a `torch.profiler`-like table or JSON |
 //! | [`device_time`] | each op's kernels and their device time through CUPTI (feature `cupti`), in the op table |
-//! | [`trace`] | a Chrome trace-event timeline (Perfetto, `chrome://tracing`) of ops, ranges and measurements |
+//! | [`trace`] | a Chrome trace-event timeline (Perfetto, `chrome://tracing`) of ops, ranges and measurements, in Kineto's conventions (PyTorch's trace tools, HTA, read it) |
 //! | [`host`] | CPU usage, resident memory and a memory guard |
 //! | [`runs`] | a run read back from disk, and two runs compared with a noise-aware verdict (the `burn-profiled diff` command) |
 //! | [`memory`] | where the memory goes: per step, per op and per phase, the leak warning, out-of-memory context, the [tracking allocator](memory::TrackingAllocator) |

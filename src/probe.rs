@@ -649,6 +649,14 @@ fn finish<B: Backend>(mut active: ActiveOp<B>) {
     }
     if let Some(started) = active.started {
         let ended = clock::now();
+        if active.flags & TRACE != 0 {
+            trace::record_op(
+                active.op,
+                (started, ended),
+                active.device_id,
+                active.shapes.as_deref(),
+            );
+        }
         if active.flags & STATS != 0 {
             stats::record(
                 active.op,
@@ -657,9 +665,6 @@ fn finish<B: Backend>(mut active: ActiveOp<B>) {
                 active.device_id,
                 memory,
             );
-        }
-        if active.flags & TRACE != 0 {
-            trace::record_op(active.op, started, ended, active.device_id);
         }
     }
     if let Some(id) = active.device_op {

@@ -112,6 +112,10 @@ fn each_preset_writes_what_it_promises() {
             .any(|e| e["cat"] == "stopwatch" && e["name"] == "forward")
     );
     assert!(spans.iter().all(|e| e["dur"].as_f64().unwrap() >= 0.0));
+    assert!(
+        spans.iter().all(|e| e["args"]["Input Dims"].is_null()),
+        "profile keeps no shapes"
+    );
     let names: Vec<&str> = events
         .iter()
         .filter(|e| e["name"] == "thread_name")
@@ -152,6 +156,28 @@ fn each_preset_writes_what_it_promises() {
             .any(|row| row["op"] == "conv2d" && row["input_shapes"].is_string()),
         "{by_shapes}"
     );
+    // With shapes kept, each op in the trace has them as Kineto's `Input Dims`: the same
+    // shapes as the op's rows by shapes.
+    let conv_shapes: std::collections::BTreeSet<String> = by_shapes["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|row| row["op"] == "conv2d")
+        .map(|row| {
+            let shapes: Value = serde_json::from_str(row["input_shapes"].as_str().unwrap())
+                .expect("input_shapes reads as JSON");
+            shapes.to_string()
+        })
+        .collect();
+    let trace = json(&out.join("trace.json"));
+    let conv_dims: std::collections::BTreeSet<String> = trace["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["cat"] == "cpu_op" && e["name"] == "conv2d")
+        .map(|e| e["args"]["Input Dims"].to_string())
+        .collect();
+    assert_eq!(conv_dims, conv_shapes);
     let ops = json(&out.join("ops.json"));
     let conv = ops["rows"]
         .as_array()

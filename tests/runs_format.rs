@@ -58,6 +58,7 @@ fn run_json_and_ops_json_keep_the_format_of_their_version() {
     let mut config = RuntimeConfig::default();
     config.stopwatch.warmup_iters = 1;
     config.stats.enabled = true;
+    config.stats.by_shapes = true;
     config.memory.per_step = true;
     config.memory.per_op = true;
     config.trace.enabled = true;

@@ -32,6 +32,8 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use burn_std::Shape;
+
 use crate::context::op::Op;
 use crate::context::switches::{self, TRACE};
 use crate::context::{clock, device, thread};
@@ -71,6 +73,8 @@ struct Span {
     category: &'static str,
     start: Duration,
     end: Duration,
+    /// An op's input shapes, when statistics are kept by shapes (Kineto's `Input Dims`).
+    input_dims: Option<Box<[Box<[usize]>]>>,
 }
 
 /// A kernel on a device stream, with the thread and start of the op that launched it.
@@ -229,21 +233,37 @@ fn record_span(name: Cow<'static, str>, category: &'static str, start: Duration,
                 category,
                 start,
                 end,
+                input_dims: None,
             })
         });
     }
 }
 
 /// An op ran on this thread from `start` to `end`, on `device` (`context::device`, 0 when
-/// unknown).
-pub(crate) fn record_op(op: &'static Op, start: Duration, end: Duration, device: u32) {
+/// unknown), with `shapes` as its inputs when they were collected.
+pub(crate) fn record_op(
+    op: &'static Op,
+    (start, end): (Duration, Duration),
+    device: u32,
+    shapes: Option<&[Shape]>,
+) {
     if admit(end) {
+        let input_dims = shapes.map(|shapes| {
+            let dims: Box<[Box<[usize]>]> = shapes.iter().map(|s| s.as_slice().into()).collect();
+            let bytes: usize = dims.iter().map(|d| d.len() * size_of::<usize>()).sum();
+            OWNED_BYTES.fetch_add(
+                (bytes + dims.len() * size_of::<Box<[usize]>>()) as u64,
+                Ordering::Relaxed,
+            );
+            dims
+        });
         with_thread(|thread| {
             thread.spans.push(Span {
                 name: Cow::Borrowed(op.name()),
                 category: "cpu_op",
                 start,
                 end,
+                input_dims,
             });
             if device != 0 && !thread.devices.contains(&device) {
                 thread.devices.push(device);
@@ -472,15 +492,15 @@ pub fn to_json() -> (String, TraceSummary) {
         let open = thread
             .open_ranges
             .iter()
-            .map(|(name, start)| (name.as_str(), "user_annotation", *start, now, true));
-        let finished = thread
-            .spans
-            .iter()
-            .map(|s| (s.name.as_ref(), s.category, s.start, s.end, false));
+            .map(|(name, start)| (name.as_str(), "user_annotation", *start, now, true, None));
+        let finished = thread.spans.iter().map(|s| {
+            let dims = s.input_dims.as_deref();
+            (s.name.as_ref(), s.category, s.start, s.end, false, dims)
+        });
         let mut all: Vec<_> = finished.chain(open).collect();
         // Chrome nests complete events by start time; the outer one first at equal starts.
         all.sort_by(|a, b| a.2.cmp(&b.2).then(b.3.cmp(&a.3)));
-        for (name, category, start, end, open) in all {
+        for (name, category, start, end, open, input_dims) in all {
             spans += 1;
             let mut args = serde_json::Map::new();
             if open {
@@ -492,6 +512,9 @@ pub fn to_json() -> (String, TraceSummary) {
                     external_ids.insert((thread.tid, start), external_id);
                 }
                 args.insert("External id".to_owned(), external_id.into());
+            }
+            if let Some(dims) = input_dims {
+                args.insert("Input Dims".to_owned(), serde_json::json!(dims));
             }
             events.push(Event {
                 name,
@@ -763,7 +786,7 @@ mod tests {
                 .name(name.to_owned())
                 .spawn(move || {
                     let at = crate::context::clock::now();
-                    super::record_op(&OP, at, at + Duration::from_micros(1), id);
+                    super::record_op(&OP, (at, at + Duration::from_micros(1)), id, None);
                 })
                 .unwrap()
                 .join()
