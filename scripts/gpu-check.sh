@@ -121,6 +121,34 @@ assert device["incomplete_kernels"] <= 0.01 * kernels, "kernels without an end: 
 assert attributed >= 0.99, "fewer than 99% of kernels attributed to an op"
 assert time_share >= 0.95, "the ops' device time is not within 5% of the kernels' total"
 PY
+    # trace.json in Kineto's terms (docs/guide/hta.md): the device's properties from the
+    # driver, each kernel's launch call by correlation, on a thread of the trace, inside its op.
+    python3 - "$run_out/trace.json" <<'PY' || status=1
+import json, sys
+trace = json.load(open(sys.argv[1]))
+events = trace["traceEvents"]
+print("deviceProperties:", trace["deviceProperties"])
+assert trace["deviceProperties"] and "name" in trace["deviceProperties"][0], "no device name from the driver"
+kernels = [e for e in events if e.get("cat") == "kernel"]
+calls = {e["args"]["correlation"]: e for e in events if e.get("cat") == "cuda_driver"}
+ops = {e["args"]["External id"]: e for e in events if e.get("cat") == "cpu_op"}
+thread_names = {e["tid"]: e["args"]["name"] for e in events
+                if e.get("name") == "thread_name" and e["pid"] not in {k["pid"] for k in kernels}}
+with_call = [k for k in kernels if k["args"]["correlation"] in calls]
+inside = 0
+by_thread = {}
+for k in with_call:
+    call, op = calls[k["args"]["correlation"]], ops.get(k["args"].get("External id"))
+    name = thread_names.get(call["tid"], f"unnamed {call['tid']}")
+    by_thread[name] = by_thread.get(name, 0) + 1
+    if op and op["tid"] == call["tid"] and op["ts"] <= call["ts"] and call["ts"] + call["dur"] <= op["ts"] + op["dur"]:
+        inside += 1
+names = sorted({calls[k["args"]["correlation"]]["name"] for k in with_call})
+print(f"trace: {len(kernels)} kernels, {len(with_call)} with their launch call ({names}); "
+      f"calls by thread {by_thread}; {inside} calls inside their op's span on the same thread "
+      f"(queued ops' spans are on the calling thread, their calls on the device thread)")
+assert len(with_call) >= 0.99 * len(kernels), "kernels without their launch call"
+PY
     done
     "$bin/gpu_step" --bench --warm-up-time 1 --measurement-time 4 2>&1 \
         | grep -E "^gpu_step|time:|no device-time" | tee "$out/gpu_step.txt" || status=1

@@ -589,9 +589,9 @@ fn ops_of_four_threads_on_one_device_each_get_their_own_kernels() {
 }
 
 /// Holistic Trace Analysis, PyTorch's trace analysis tool, reads the stand-in's kernels in
-/// `trace.json` as it reads a PyTorch run's: its temporal, kernel and idle-time breakdowns run,
-/// the kernel time it reports is `run.json`'s device time, and its call graph gives each op the
-/// kernels `ops.json` gives it. Needs HTA (`scripts/hta-venv.sh`); `.ci/run` runs it.
+/// `trace.json` as it reads a PyTorch run's: its temporal, kernel and idle-time breakdowns and
+/// its queue length run, the kernel time it reports is `run.json`'s device time, and its call
+/// graph gives each op the kernels `ops.json` gives it. Needs HTA (`scripts/hta-venv.sh`); `.ci/run` runs it.
 #[test]
 #[ignore = "needs HTA: scripts/hta-venv.sh, then cargo test ... -- --ignored"]
 fn hta_breaks_down_the_kernels_and_maps_each_to_its_op_as_ops_json_does() {
@@ -652,6 +652,7 @@ fn hta_breaks_down_the_kernels_and_maps_each_to_its_op_as_ops_json_does() {
             .filter_map(|key| key.split(' ').next())
             .collect();
         assert_eq!(idle_streams.into_iter().collect::<Vec<_>>(), ["13", "14"]);
+        assert_eq!(hta["queue_length_streams"], serde_json::json!([13, 14]));
 
         // HTA's kernels per op (by launch call and call stack) are ops.json's, phases summed.
         let mut ours: std::collections::BTreeMap<&str, (u64, f64)> = Default::default();

@@ -1,8 +1,9 @@
 """Reads a burn-profiled run's trace.json with Holistic Trace Analysis (HTA) and prints, as one
-JSON line on stdout, what HTA made of it: the profiler steps, the CPU ops it found and, where the
-trace has GPU kernels, its temporal, kernel and idle-time breakdowns and its mapping of kernels to
-the CPU ops that launched them (HTA's call graph). tests/hta.rs and tests/device_time_standin.rs
-compare it with the run's ops.json and run.json.
+JSON line on stdout, what HTA made of it: the profiler steps, the CPU ops it found and, where
+the trace has GPU kernels, its temporal, kernel and idle-time breakdowns, the streams of its
+queue length summary and its mapping of kernels to the CPU ops that launched them (HTA's call
+graph). tests/hta.rs and tests/device_time_standin.rs compare it with the run's ops.json and
+run.json.
 
 Usage: python analyse.py RUN_DIR
 """
@@ -57,6 +58,10 @@ def main(run_dir):
             f"{row['stream']} {row['idle_category']}": float(row["idle_time"])
             for _, row in idle.iterrows()
         }
+        queue = analysis.get_queue_length_summary(ranks=[0])
+        out["queue_length_streams"] = sorted(
+            int(stream) for _, stream in queue.index
+        )
         # HTA's own mapping: each kernel's launch call (by correlation), nested in the CPU op
         # that made it (by the call stack); per CPU op, its kernels and their time, which
         # building the call graph adds to the trace's rows.
