@@ -6,6 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv=target/hta-venv
+mkdir -p target
 if ! "$venv/bin/python" -c "import hta" 2>/dev/null; then
     python3 -m venv "$venv"
     "$venv/bin/pip" install --quiet --disable-pip-version-check -r tests/hta/requirements.txt
