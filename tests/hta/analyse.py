@@ -10,7 +10,6 @@ Usage: python analyse.py RUN_DIR
 
 import json
 import logging
-import os
 import sys
 
 logging.disable(logging.WARNING)
@@ -20,9 +19,11 @@ from hta.trace_analysis import TraceAnalysis  # noqa: E402
 
 
 def main(run_dir):
-    # trace_files, not trace_dir: HTA would read every .json file in the run directory.
+    # As docs/guide/hta.md says: trace_files too, or HTA would read every .json file in the
+    # run directory.
     analysis = TraceAnalysis(
-        trace_files={0: os.path.join(run_dir, "trace.json")},
+        trace_dir=run_dir,
+        trace_files={0: "trace.json"},
         include_last_profiler_step=True,
     )
     trace = analysis.t
