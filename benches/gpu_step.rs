@@ -15,7 +15,11 @@
 //! * the same with device time per op (CUPTI) recording as well;
 //! * fused, as with burn's default features: burn's `Autodiff<Fusion<CubeBackend<Cuda>>>`, then
 //!   `Autodiff<fused::Cuda>` (Profiled inside fusion) with everything off, with op ranges
-//!   queued on the attached launch thread, and with device time as well.
+//!   queued on the attached launch thread, and with device time as well;
+//! * statistics, the launch thread attached, without and with per-op memory (`[memory] per_op`:
+//!   each op's memory read on CubeCL's device thread, behind its launches). CubeCL's CUDA server
+//!   reads its pools without flushing its streams, where wgpu's flushes them (lavapipe's figures
+//!   in `benches/memory.rs`).
 
 use burn::backend::{Autodiff, Cuda};
 use burn::module::Module;
@@ -25,7 +29,7 @@ use burn::optim::adaptor::OptimizerAdaptor;
 use burn::optim::{Adam, AdamConfig, GradientsParams, Optimizer};
 use burn::tensor::backend::{AutodiffBackend, Backend};
 use burn::tensor::{Distribution, Tensor};
-use burn_profiled::{LaunchThread, Profiled, device_time, fused, probe};
+use burn_profiled::{LaunchThread, Profiled, device_time, fused, probe, stats};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 
 #[derive(Module, Debug)]
@@ -153,6 +157,17 @@ fn gpu_step(c: &mut Criterion) {
         }
         drop(attached);
         probe::set_op_ranges(false);
+        let attached = launch.attach();
+        for (id, memory) in [("statistics", false), ("statistics + per-op memory", true)] {
+            stats::start(stats::StatsConfig {
+                memory,
+                ..stats::StatsConfig::default()
+            });
+            bench_step::<P>(&mut group, shape, id, None);
+            stats::stop();
+            stats::reset();
+        }
+        drop(attached);
         group.finish();
     }
 }
