@@ -1,7 +1,8 @@
 //! Holistic Trace Analysis (HTA), PyTorch's trace analysis tool, reads the train example's
 //! `trace.json` as it reads a PyTorch run's: one profiler step per measured step, and the ops of
-//! the steps as CPU ops, as many of each as `ops.json` counts. (The GPU half, kernels and their
-//! breakdowns, is in `tests/device_time_standin.rs`, on the stand-in CUPTI's kernels.)
+//! the steps as CPU ops, as many of each as `ops.json` counts; its trace diff compares two runs
+//! op by op. (The GPU half, kernels and their breakdowns, is in `tests/device_time_standin.rs`,
+//! on the stand-in CUPTI's kernels.)
 //!
 //! Needs HTA: `scripts/hta-venv.sh` makes it a virtual environment; `.ci/run` runs these with
 //! `cargo test --test hta -- --ignored`.
@@ -55,4 +56,43 @@ fn hta_finds_each_measured_step_and_every_op_of_the_steps() {
     assert_eq!(in_steps_but_sync, calls);
     // Without a kernel in the trace (NdArray runs none), HTA has no GPU time to break down.
     assert_eq!(hta["kernels"], 0);
+}
+
+/// HTA's trace diff compares two runs op by op: the example at two batch sizes runs the same ops
+/// as often in a step, each of `ops.json`'s ops among them.
+#[test]
+#[ignore = "needs HTA: scripts/hta-venv.sh, then cargo test --test hta -- --ignored"]
+fn htas_trace_diff_compares_two_runs_op_by_op() {
+    let (before, after) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    support::train_example_succeeds(&["--preset", "profile", "--steps", "4"], before.path());
+    support::train_example_succeeds(
+        &["--preset", "profile", "--steps", "4", "--batch", "4"],
+        after.path(),
+    );
+    let diff = support::hta::diff(before.path(), after.path());
+    let diff = diff.as_object().unwrap();
+    let unchanged = |name: &str| {
+        let entry = diff
+            .get(name)
+            .unwrap_or_else(|| panic!("{name} not in HTA's diff"));
+        assert_eq!(
+            (&entry["change"], &entry["before"]),
+            (&"=".into(), &entry["after"]),
+            "{name}: {entry}"
+        );
+    };
+    let ops = read_json(&before.path().join("ops.json"));
+    for row in ops["rows"].as_array().unwrap() {
+        match row["op"].as_str().unwrap() {
+            "sync" => {}
+            op => unchanged(op),
+        }
+    }
+    for range in ["ProfilerStep#3", "forward", "backward"] {
+        unchanged(range);
+    }
+    assert!(
+        diff.values().all(|entry| entry["change"] == "="),
+        "{diff:?}"
+    );
 }

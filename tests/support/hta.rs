@@ -22,12 +22,25 @@ pub fn python() -> PathBuf {
 
 /// What HTA made of `run_dir`'s trace: `tests/hta/analyse.py`'s JSON.
 pub fn analyse(run_dir: &Path) -> Value {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hta/analyse.py");
+    run("analyse.py", &[run_dir])
+}
+
+/// HTA's trace diff of two runs: `tests/hta/diff.py`'s JSON.
+pub fn diff(before: &Path, after: &Path) -> Value {
+    run("diff.py", &[before, after])
+}
+
+/// Runs `tests/hta/<script>` on `run_dirs`; its last line of output is JSON.
+fn run(script: &str, run_dirs: &[&Path]) -> Value {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/hta")
+        .join(script);
     let output = std::process::Command::new(python())
         .arg(script)
-        .arg(run_dir)
+        .args(run_dirs)
         .output()
         .expect("HTA's Python runs");
+    let run_dir = run_dirs[0];
     let (stdout, stderr) = (
         String::from_utf8_lossy(&output.stdout),
         String::from_utf8_lossy(&output.stderr),
