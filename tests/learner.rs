@@ -441,6 +441,21 @@ fn op_ranges_start_after_warmup_and_the_dashboard_numbers_are_sane() {
     }
     assert_eq!(steps, EPOCHS * ITEMS / BATCH, "{tsv}");
     assert_eq!(first_op_range_in_step, Some(WARMUP), "{tsv}");
+    // trace.json: Kineto's profiler step per measured step, numbered as the session counts.
+    let trace: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("trace.json")).unwrap()).unwrap();
+    let profiler_steps: Vec<String> = trace["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e["name"].as_str())
+        .filter(|name| name.starts_with("ProfilerStep#"))
+        .map(str::to_owned)
+        .collect();
+    let expected: Vec<String> = (WARMUP..EPOCHS * ITEMS / BATCH)
+        .map(|step| format!("ProfilerStep#{step}"))
+        .collect();
+    assert_eq!(profiler_steps, expected);
 
     let values: Vec<(String, f64)> =
         serde_json::from_str(&std::fs::read_to_string(out.join("metrics.json")).unwrap()).unwrap();
