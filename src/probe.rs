@@ -791,7 +791,6 @@ pub fn flush_device_time() -> usize {
         if let Some(properties) = device_time::describe_device(kernel.device) {
             trace::record_device(kernel.device, properties);
         }
-        let shape = kernel.shape;
         trace::record_kernel(trace::KernelRecord {
             device: kernel.device,
             stream: kernel.stream,
@@ -800,19 +799,8 @@ pub fn flush_device_time() -> usize {
             end,
             launched_by: (launch.tid, launch.started),
             correlation: kernel.correlation,
-            launch: call.map(|call| trace::LaunchCall {
-                cbid: call.cbid,
-                tid: call.tid,
-                start: call.start,
-                end: call.end,
-            }),
-            args: trace::KernelArgs {
-                context: shape.context,
-                grid: shape.grid,
-                block: shape.block,
-                registers_per_thread: shape.registers_per_thread,
-                shared_memory: shape.shared_memory,
-            },
+            launch: call,
+            shape: kernel.shape,
         });
         if launch.in_warmup {
             continue;

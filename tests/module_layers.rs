@@ -13,10 +13,11 @@ use std::path::{Path, PathBuf};
 /// Folders whose children are nodes of their own.
 const LAYER_FOLDERS: [&str; 2] = ["context", "sinks"];
 
-const CONTEXT: [&str; 10] = [
+const CONTEXT: [&str; 11] = [
     "context::attached",
     "context::clock",
     "context::device",
+    "context::kernel",
     "context::launch",
     "context::memory",
     "context::op",

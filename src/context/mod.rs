@@ -11,6 +11,7 @@
 //! | [`thread`] | thread ids and the names given to threads |
 //! | [`phase`] | each thread's open user ranges; the innermost is the phase of its ops |
 //! | [`warmup`] | whether the run is still warming up |
+//! | [`kernel`] | a kernel's launch configuration and launch call, for device time and the timeline |
 //! | [`launch`] | launch threads: where a backend launches its kernels, and running work there |
 //! | [`attached`] | the launch threads that ops outside a step queue their ranges on |
 //! | [`memory`] | device memory readings, the tracking allocator's host counts, the step |
@@ -18,6 +19,7 @@
 pub(crate) mod attached;
 pub(crate) mod clock;
 pub(crate) mod device;
+pub(crate) mod kernel;
 pub(crate) mod launch;
 pub(crate) mod memory;
 pub(crate) mod op;

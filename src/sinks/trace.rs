@@ -34,6 +34,7 @@ use serde::Serialize;
 
 use burn_std::Shape;
 
+use crate::context::kernel::{KernelShape, LaunchCall};
 use crate::context::op::Op;
 use crate::context::switches::{self, TRACE};
 use crate::context::{clock, device, thread};
@@ -88,37 +89,18 @@ struct KernelSpan {
     /// CUPTI's correlation id of its launch call, and that call where its record came.
     correlation: u32,
     launch: Option<LaunchCall>,
-    shape: KernelArgs,
-}
-
-/// What a kernel's record says of its launch, as Kineto writes it in a kernel's args.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct KernelArgs {
-    pub(crate) context: u32,
-    pub(crate) grid: [i32; 3],
-    pub(crate) block: [i32; 3],
-    pub(crate) registers_per_thread: u16,
-    pub(crate) shared_memory: i32,
-}
-
-/// The driver (or runtime) call that launched a kernel: CUPTI's callback id, the OS thread
-/// that made it, and when, on the shared clock.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct LaunchCall {
-    pub(crate) cbid: u32,
-    pub(crate) tid: u32,
-    pub(crate) start: Duration,
-    pub(crate) end: Duration,
+    shape: KernelShape,
 }
 
 /// The name Kineto gives a CUDA driver call: the launch calls CUPTI reports kernels under.
-fn driver_call_name(cbid: u32) -> Cow<'static, str> {
+/// Another call is a `CUDA driver call`, its `cbid` in its args.
+fn driver_call_name(cbid: u32) -> &'static str {
     match cbid {
-        307 => "cuLaunchKernel".into(),
-        477 => "cuLaunchCooperativeKernel".into(),
-        652 => "cuLaunchKernelEx".into(),
-        514 => "cuGraphLaunch".into(),
-        other => format!("CUDA driver call {other}").into(),
+        307 => "cuLaunchKernel",
+        477 => "cuLaunchCooperativeKernel",
+        652 => "cuLaunchKernelEx",
+        514 => "cuGraphLaunch",
+        _ => "CUDA driver call",
     }
 }
 
@@ -283,7 +265,7 @@ pub(crate) struct KernelRecord<'a> {
     pub(crate) launched_by: (u32, Duration),
     pub(crate) correlation: u32,
     pub(crate) launch: Option<LaunchCall>,
-    pub(crate) args: KernelArgs,
+    pub(crate) shape: KernelShape,
 }
 
 /// A kernel ran: a span on its stream's track, its launch call on the launching thread, and a
@@ -299,16 +281,15 @@ pub(crate) fn record_kernel(kernel: KernelRecord<'_>) {
             launched_by: kernel.launched_by,
             correlation: kernel.correlation,
             launch: kernel.launch,
-            shape: kernel.args,
+            shape: kernel.shape,
         });
     }
 }
 
-/// The device CUPTI calls `id` has `properties` (Kineto's `deviceProperties` keys).
+/// The device CUPTI calls `id` has `properties` (Kineto's `deviceProperties` keys); each device
+/// is described once (`device_time::describe_device`).
 pub(crate) fn record_device(id: u32, properties: serde_json::Map<String, serde_json::Value>) {
-    let mut devices = lock(&DEVICE_PROPERTIES);
-    devices.retain(|(known, _)| *known != id);
-    devices.push((id, properties));
+    lock(&DEVICE_PROPERTIES).push((id, properties));
 }
 
 /// The process drives `devices` (burn's names): with several, the trace says so in its
@@ -550,14 +531,7 @@ pub fn to_json() -> (String, TraceSummary) {
             ..metadata("thread_name", stream, format!("stream {stream}"))
         });
     }
-    let call_names: Vec<Cow<'static, str>> = kernels
-        .iter()
-        .map(|k| {
-            k.launch
-                .map_or(Cow::Borrowed(""), |c| driver_call_name(c.cbid))
-        })
-        .collect();
-    for (kernel, call_name) in kernels.iter().zip(&call_names) {
+    for kernel in kernels.iter() {
         spans += 1;
         let external_id = external_ids.get(&kernel.launched_by).copied();
         let shape = &kernel.shape;
@@ -603,7 +577,7 @@ pub fn to_json() -> (String, TraceSummary) {
                     args.insert("External id".to_owned(), id.into());
                 }
                 events.push(Event {
-                    name: call_name,
+                    name: driver_call_name(call.cbid),
                     cat: "cuda_driver",
                     ph: "X",
                     ts: micros(call.start),

@@ -12,6 +12,8 @@
 
 use std::collections::HashMap;
 
+use crate::context::kernel::KernelShape;
+
 /// A kernel as CUPTI's `CONCURRENT_KERNEL` record describes it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Kernel {
@@ -27,17 +29,6 @@ pub(crate) struct Kernel {
     pub(crate) shape: KernelShape,
     /// The driver (or runtime) call that launched it, once its record is matched.
     pub(crate) call: Option<ApiCall>,
-}
-
-/// A kernel's launch configuration, from its record (what Kineto writes as a kernel's args).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct KernelShape {
-    pub(crate) context: u32,
-    pub(crate) grid: [i32; 3],
-    pub(crate) block: [i32; 3],
-    pub(crate) registers_per_thread: u16,
-    /// Static and dynamic shared memory, in bytes.
-    pub(crate) shared_memory: i32,
 }
 
 /// A driver or runtime API call, as CUPTI's `DRIVER` and `RUNTIME` records describe it.

@@ -13,8 +13,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use cudarc::cupti::result::{CuptiError, activity, subscribe, unsubscribe};
 use cudarc::cupti::sys;
 
-use super::correlate::{Activity, ApiCall, Kernel, KernelShape};
+use super::correlate::{Activity, ApiCall, Kernel};
 use super::{DeviceTimeError, Source, SourceCounts, ingest};
+use crate::context::kernel::KernelShape;
 
 /// CUPTI's buffers: 8 MiB each, 8-byte aligned, as CUPTI's samples use.
 const BUFFER_SIZE: usize = 8 << 20;

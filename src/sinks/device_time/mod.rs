@@ -45,6 +45,7 @@ use std::time::Duration;
 use burn_std::Shape;
 
 use self::correlate::{Activity, Correlator, Kernel};
+use crate::context::kernel::LaunchCall;
 use crate::context::op::Op;
 use crate::context::switches::{self, DEVICE};
 use crate::context::{clock, thread, warmup};
@@ -379,17 +380,8 @@ pub(crate) struct Matched {
     pub(crate) kernel: Kernel,
     pub(crate) start: Duration,
     pub(crate) end: Duration,
-    /// The call that launched it, where its record came: the OS thread that made it, and its
-    /// start and end on the shared clock.
-    pub(crate) call: Option<MatchedCall>,
-}
-
-/// A launch call, on the shared clock.
-pub(crate) struct MatchedCall {
-    pub(crate) cbid: u32,
-    pub(crate) tid: u32,
-    pub(crate) start: Duration,
-    pub(crate) end: Duration,
+    /// The call that launched it, where its record came.
+    pub(crate) call: Option<LaunchCall>,
 }
 
 /// Has the source hand over every record it holds (call it right after a device sync), then
@@ -418,7 +410,7 @@ pub(crate) fn collect() -> Vec<Matched> {
         .into_iter()
         .filter_map(|(id, kernel)| {
             let (launch, _) = launches.by_id.get(&id)?;
-            let call = kernel.call.map(|call| MatchedCall {
+            let call = kernel.call.map(|call| LaunchCall {
                 cbid: call.cbid,
                 tid: calling_thread(call.thread).unwrap_or(launch.tid),
                 start: on_clock(call.start_ns),
