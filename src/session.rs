@@ -49,10 +49,9 @@ pub struct Session {
     backend: String,
     device: String,
     started: Instant,
-    /// When the last step ended (the start for the first), also on the shared clock (the
-    /// timeline's `ProfilerStep` spans), and the measured steps' times.
-    step_ended: Instant,
-    step_ended_at: Duration,
+    /// When the last step ended (the start for the first), on the shared clock (the timeline's
+    /// `ProfilerStep` spans are on it), and the measured steps' times.
+    step_ended: Duration,
     step_seconds: Vec<f64>,
     steps: usize,
     warmup_done: bool,
@@ -235,8 +234,7 @@ impl Session {
             config,
             out_dir,
             started: Instant::now(),
-            step_ended: Instant::now(),
-            step_ended_at: clock::now(),
+            step_ended: clock::now(),
             step_seconds: Vec::new(),
             steps: 0,
             warmup_done: false,
@@ -377,14 +375,13 @@ impl Session {
     /// stop the run, and exit with a failure code.
     pub fn finish_iter(&mut self) -> Result<(), MemoryLimitExceeded> {
         stopwatch::finish_iter();
-        let (now, now_at) = (Instant::now(), clock::now());
+        let now = clock::now();
         if self.warmup_done {
             self.step_seconds
-                .push(now.duration_since(self.step_ended).as_secs_f64());
-            trace::record_step(self.steps, self.step_ended_at, now_at);
+                .push(now.saturating_sub(self.step_ended).as_secs_f64());
+            trace::record_step(self.steps, self.step_ended, now);
         }
         self.step_ended = now;
-        self.step_ended_at = now_at;
         self.steps += 1;
         if self.device_time && self.steps.is_multiple_of(DEVICE_TIME_EVERY) {
             // Keeps what CUPTI and the matching hold bounded over long runs. After a sync, as
