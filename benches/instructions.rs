@@ -9,7 +9,7 @@
 //!
 //! Workloads: `tiny` (a 2x2 float add: 3 backend ops) and `mlp` (one training step of a small
 //! MLP with Adam). Variants: `ndarray`, `off` (`Profiled`, everything off), `ranges` (NVTX op
-//! ranges on, no tool attached), `stats` (op statistics on, keyed by op, phase and device).
+//! ranges on, no tool attached: the setting only, ops take the everything-off path), `stats` (op statistics on, keyed by op, phase and device).
 
 use std::hint::black_box;
 use std::process::Command;

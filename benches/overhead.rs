@@ -6,8 +6,8 @@
 //! * `mlp_step`: one training step (forward, backward, Adam) of a small MLP.
 //!
 //! Each group runs the bare backend, `Profiled` with everything off, and `Profiled` with NVTX op
-//! ranges on (no NVTX tool attached, as in a run outside `nsys`); `tiny_op` also with op
-//! statistics and with the timeline recording.
+//! ranges on (no NVTX tool attached, as in a run outside `nsys`: the setting only, ops take the
+//! everything-off path); `tiny_op` also with op statistics and with the timeline recording.
 
 use burn::backend::{Autodiff, NdArray};
 use burn::tensor::backend::{AutodiffBackend, Backend};

@@ -22,6 +22,7 @@
 
 use std::mem::ManuallyDrop;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use burn_backend::{Backend, Shape, TensorMetadata};
@@ -41,16 +42,24 @@ pub use crate::sinks::observers::{Observing, OpObserver, observe};
 ///
 /// While on, every op of every `Profiled` backend pushes a range in the NVTX domain `burn` whose
 /// message is the op's name, registered once per op. An op that is running when the switch
-/// flips still pops the range it pushed. Without the `nvtx` cargo feature this only records the
-/// setting.
+/// flips still pops the range it pushed.
+///
+/// Ranges need an NVTX tool to go to (Nsight Systems, the NVTX recorder): without one attached
+/// to the process, or without the `nvtx` cargo feature, this only records the setting and ops
+/// do nothing for it, so the `profile` preset left on outside `nsys` costs no more than its
+/// other parts. In particular ops queue nothing on an attached launch thread for their ranges.
 pub fn set_op_ranges(on: bool) {
-    switches::set(RANGES, on);
+    OP_RANGES.store(on, Ordering::Relaxed);
+    switches::set(RANGES, on && op_ranges::reach_a_tool());
 }
 
-/// Whether NVTX op ranges are on.
+/// Whether NVTX op ranges are on (switched on, whether or not an NVTX tool takes them).
 pub fn op_ranges() -> bool {
-    switches::is_on(RANGES)
+    OP_RANGES.load(Ordering::Relaxed)
 }
+
+/// The setting of [`set_op_ranges`].
+static OP_RANGES: AtomicBool = AtomicBool::new(false);
 
 /// Switches per-op device sync on or off.
 ///

@@ -46,6 +46,18 @@ mod imp {
     pub(crate) fn pop_op() {
         sys::domain_range_pop(domain());
     }
+
+    /// Whether an NVTX tool (Nsight Systems, the NVTX recorder) takes this process's ranges.
+    /// NVTX loads its tool, or none, at its first call; without one its calls do nothing.
+    /// A registered string's handle, like a domain's, is null then.
+    pub(crate) fn reach_a_tool() -> bool {
+        static REACHED: OnceLock<bool> = OnceLock::new();
+        *REACHED.get_or_init(|| {
+            let handle: sys::ffi::nvtxStringHandle_t =
+                sys::domain_register_string_ascii(domain(), super::DOMAIN_C).into();
+            !handle.is_null()
+        })
+    }
 }
 
 #[cfg(not(feature = "nvtx"))]
@@ -54,9 +66,12 @@ mod imp {
 
     pub(crate) fn push_op(_op: &Op) {}
     pub(crate) fn pop_op() {}
+    pub(crate) fn reach_a_tool() -> bool {
+        false
+    }
 }
 
-pub(crate) use imp::{pop_op, push_op};
+pub(crate) use imp::{pop_op, push_op, reach_a_tool};
 
 /// The NVTX domain of op ranges.
 pub(crate) const DOMAIN: &str = "burn";
