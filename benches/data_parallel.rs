@@ -6,6 +6,11 @@
 //! Variants: `Autodiff<Wgpu>`; `Autodiff<Profiled<Wgpu>>` with everything off; with op ranges
 //! on and each device's launch thread attached (every op's range queued on its device thread).
 //! Each step ends with both devices synced.
+//!
+//! The NVTX recorder is this binary's NVTX tool, standing for Nsight Systems (without a tool,
+//! op ranges do nothing); its own cost per range is in the op-range variants' figures.
+
+nvtx_recorder::install_static!();
 
 use burn::backend::wgpu::WgpuDevice;
 use burn::backend::{Autodiff, Wgpu};

@@ -9,16 +9,32 @@
 //! (the fusion thread), no launch thread attached: their ranges then hold no kernel, which
 //! shows what the queuing costs. Each step
 //! ends with a device sync, so the time is the step's, not its enqueue.
+//!
+//! The NVTX recorder is this binary's NVTX tool, standing for Nsight Systems: without a tool
+//! op ranges do nothing (`probe::set_op_ranges`), and the op-range variants would measure
+//! nothing. Its own cost per range (it stores every event) is in their figures, as a tool's is
+//! under `nsys`.
+//!
+//! After criterion's runs, the same variants again, interleaved (`workloads/interleaved.rs`):
+//! one step of each per round, each against burn's step of the same round. Those ratios are
+//! the figures to compare: on a 2-core machine criterion's variant-after-variant runs drift
+//! by more than the differences.
 
 use burn::backend::Autodiff;
 use burn::backend::wgpu::{WgpuDevice, WgpuRuntime};
 use burn::tensor::backend::AutodiffBackend;
 use burn_profiled::{LaunchThread, fused, probe, stats};
-use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use criterion::{BenchmarkId, Criterion, criterion_group};
+
+nvtx_recorder::install_static!();
 
 #[path = "workloads/vision_step.rs"]
 mod vision_step;
 use vision_step::{BATCH, Step};
+
+#[path = "workloads/interleaved.rs"]
+mod interleaved;
+use interleaved::Variant;
 
 /// burn's own fused Wgpu.
 type BurnFused = burn_fusion::Fusion<burn_cubecl::CubeBackend<WgpuRuntime, f32, i32, u32>>;
@@ -64,5 +80,79 @@ fn fused_step(c: &mut Criterion) {
     group.finish();
 }
 
+/// A step of `B`, warmed up.
+fn warm_step<B: AutodiffBackend<Device = WgpuDevice>>(device: &WgpuDevice) -> Step<B> {
+    let mut step = Step::<B>::new(device);
+    for _ in 0..WARM_UP_STEPS {
+        step.run();
+    }
+    step
+}
+
+fn timed(run: impl FnOnce()) -> std::time::Duration {
+    let started = std::time::Instant::now();
+    run();
+    started.elapsed()
+}
+
+/// The variants of `fused_step`, interleaved: each sets its switches around its own step.
+fn fused_step_interleaved() {
+    type Ours = Autodiff<fused::Wgpu>;
+    let device = WgpuDevice::default();
+    let launch = LaunchThread::cubecl::<fused::Wgpu>(&device);
+    let queued = |statistics: bool| {
+        let launch = launch.clone();
+        let mut step = warm_step::<Ours>(&device);
+        move || {
+            let attached = launch.attach();
+            if statistics {
+                stats::start(stats::StatsConfig::default());
+            }
+            probe::set_op_ranges(true);
+            let time = timed(|| step.run());
+            probe::set_op_ranges(false);
+            stats::stop();
+            drop(attached);
+            time
+        }
+    };
+    let mut burn = warm_step::<Autodiff<BurnFused>>(&device);
+    let mut all_off = warm_step::<Ours>(&device);
+    let mut statistics = warm_step::<Ours>(&device);
+    let mut ranges_here = warm_step::<Ours>(&device);
+    interleaved::compare(
+        "fused_step, interleaved",
+        60,
+        &mut [
+            Variant::new("Autodiff<Fusion<CubeBackend>>", || timed(|| burn.run())),
+            Variant::new("Autodiff<fused::Wgpu>, all off", || timed(|| all_off.run())),
+            Variant::new("statistics", || {
+                stats::start(stats::StatsConfig::default());
+                let time = timed(|| statistics.run());
+                stats::stop();
+                time
+            }),
+            Variant::new("op ranges, where the ops run", || {
+                probe::set_op_ranges(true);
+                let time = timed(|| ranges_here.run());
+                probe::set_op_ranges(false);
+                time
+            }),
+            Variant::new("op ranges + statistics, queued", queued(true)),
+            Variant::new("op ranges, queued", queued(false)),
+        ],
+    );
+    stats::reset();
+}
+
 criterion_group!(benches, fused_step);
-criterion_main!(benches);
+
+fn main() {
+    benches();
+    criterion::Criterion::default()
+        .configure_from_args()
+        .final_summary();
+    if interleaved::benchmarking() {
+        fused_step_interleaved();
+    }
+}

@@ -20,6 +20,11 @@
 //!   each op's memory read on CubeCL's device thread, behind its launches). CubeCL's CUDA server
 //!   reads its pools without flushing its streams, where wgpu's flushes them (lavapipe's figures
 //!   in `benches/memory.rs`).
+//!
+//! The NVTX recorder is this binary's NVTX tool, standing for Nsight Systems (without a tool,
+//! op ranges do nothing); its own cost per range is in the op-range variants' figures.
+
+nvtx_recorder::install_static!();
 
 use burn::backend::{Autodiff, Cuda};
 use burn::module::Module;

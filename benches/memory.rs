@@ -15,7 +15,13 @@
 //!   in the profile preset).
 //!
 //! The tracking allocator is this binary's global allocator in every variant (the baselines
-//! too): installing it is measured by `--bench overhead`, which does not.
+//! too): installing it is measured by `--bench overhead`, which does not. The NVTX recorder is
+//! its NVTX tool (without one, op ranges do nothing).
+//!
+//! After criterion's runs, `per_op` again, interleaved (`workloads/interleaved.rs`): one step
+//! of each variant per round, each against the same round's step with statistics alone. Those
+//! ratios are the figures to compare: on a 2-core machine criterion's variant-after-variant
+//! runs drift by more than the differences.
 
 use burn::backend::wgpu::WgpuDevice;
 use burn::backend::{Autodiff, NdArray, Wgpu};
@@ -23,7 +29,9 @@ use burn::tensor::backend::{AutodiffBackend, Backend};
 use burn_profiled::config::RuntimeConfig;
 use burn_profiled::memory::TrackingAllocator;
 use burn_profiled::{LaunchThread, Profiled, Session, fused, probe, stats};
-use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use criterion::{BenchmarkId, Criterion, criterion_group};
+
+nvtx_recorder::install_static!();
 
 #[path = "workloads/vision_step.rs"]
 mod vision_step;
@@ -32,6 +40,10 @@ use vision_step::{BATCH, Step as VisionStep};
 #[allow(dead_code)] // The tiny op is `--bench overhead`'s.
 mod workloads;
 use workloads::MlpStep;
+
+#[path = "workloads/interleaved.rs"]
+mod interleaved;
+use interleaved::Variant;
 
 #[global_allocator]
 static ALLOCATOR: TrackingAllocator = TrackingAllocator::system();
@@ -190,5 +202,70 @@ fn per_op(c: &mut Criterion) {
     group.finish();
 }
 
+/// A variant of `per_op` for the interleaved runs: its own warm MLP, statistics (with or
+/// without per-op memory) and op ranges switched on around each of its steps.
+fn per_op_turn<'a, B: AutodiffBackend>(name: &'a str, memory: bool, ranges: bool) -> Variant<'a> {
+    let mut step = MlpStep::<B>::new();
+    let device = B::Device::default();
+    for _ in 0..WARM_UP_STEPS {
+        step.run();
+    }
+    Variant::new(name, move || {
+        stats::start(stats::StatsConfig {
+            memory,
+            ..stats::StatsConfig::default()
+        });
+        probe::set_op_ranges(ranges);
+        let started = std::time::Instant::now();
+        step.run();
+        let _ = B::sync(&device);
+        let time = started.elapsed();
+        probe::set_op_ranges(false);
+        stats::stop();
+        time
+    })
+}
+
+fn per_op_interleaved() {
+    let device = WgpuDevice::default();
+    let launch = LaunchThread::cubecl::<Wgpu>(&device);
+    let attached = launch.attach();
+    type W = Autodiff<Profiled<Wgpu>>;
+    interleaved::compare(
+        "per_op on Wgpu (launch thread attached), interleaved",
+        150,
+        &mut [
+            per_op_turn::<W>("Profiled<Wgpu>, statistics", false, false),
+            per_op_turn::<W>("Profiled<Wgpu>, statistics + per-op memory", true, false),
+            per_op_turn::<W>("Profiled<Wgpu>, op ranges + statistics", false, true),
+            per_op_turn::<W>(
+                "Profiled<Wgpu>, op ranges + statistics + memory",
+                true,
+                true,
+            ),
+        ],
+    );
+    drop(attached);
+    type N = Autodiff<Profiled<NdArray>>;
+    interleaved::compare(
+        "per_op on NdArray, interleaved",
+        2000,
+        &mut [
+            per_op_turn::<N>("Profiled<NdArray>, statistics", false, false),
+            per_op_turn::<N>("Profiled<NdArray>, statistics + per-op memory", true, false),
+        ],
+    );
+    stats::reset();
+}
+
 criterion_group!(benches, per_step, sample, per_op);
-criterion_main!(benches);
+
+fn main() {
+    benches();
+    criterion::Criterion::default()
+        .configure_from_args()
+        .final_summary();
+    if interleaved::benchmarking() {
+        per_op_interleaved();
+    }
+}
