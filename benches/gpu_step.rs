@@ -21,6 +21,12 @@
 //!   reads its pools without flushing its streams, where wgpu's flushes them (lavapipe's figures
 //!   in `benches/memory.rs`).
 //!
+//! After criterion's runs, the two comparisons the fusion and memory issues set goals for run
+//! again interleaved (`workloads/interleaved.rs`: a step of each variant per round, against the
+//! same round's baseline): burn's fused step against `fused::Cuda` with everything off and with
+//! op ranges and statistics queued on the launch thread, and statistics against statistics
+//! with per-op memory.
+//!
 //! The NVTX recorder is this binary's NVTX tool, standing for Nsight Systems (without a tool,
 //! op ranges do nothing); its own cost per range is in the op-range variants' figures.
 
@@ -35,7 +41,11 @@ use burn::optim::{Adam, AdamConfig, GradientsParams, Optimizer};
 use burn::tensor::backend::{AutodiffBackend, Backend};
 use burn::tensor::{Distribution, Tensor};
 use burn_profiled::{LaunchThread, Profiled, device_time, fused, probe, stats};
-use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use criterion::{BenchmarkId, Criterion, criterion_group};
+
+#[path = "workloads/interleaved.rs"]
+mod interleaved;
+use interleaved::Variant;
 
 #[derive(Module, Debug)]
 struct Mlp<B: Backend> {
@@ -177,5 +187,91 @@ fn gpu_step(c: &mut Criterion) {
     }
 }
 
+/// A step of `B`, warmed up (kernels compile and tune on their first runs).
+fn warm_step<B: AutodiffBackend>((width, batch): (usize, usize)) -> Step<B> {
+    let mut step = Step::<B>::new(width, batch);
+    for _ in 0..3 {
+        step.run();
+    }
+    step
+}
+
+fn timed<B: AutodiffBackend>(step: &mut Step<B>) -> std::time::Duration {
+    let started = std::time::Instant::now();
+    step.run();
+    started.elapsed()
+}
+
+/// Statistics (with or without per-op memory), and op ranges if asked, around one step.
+fn with_statistics<B: AutodiffBackend>(
+    step: &mut Step<B>,
+    memory: bool,
+    ranges: bool,
+) -> std::time::Duration {
+    stats::start(stats::StatsConfig {
+        memory,
+        ..stats::StatsConfig::default()
+    });
+    probe::set_op_ranges(ranges);
+    let time = timed(step);
+    probe::set_op_ranges(false);
+    stats::stop();
+    time
+}
+
+fn gpu_step_interleaved() {
+    type P = Autodiff<Profiled<Cuda>>;
+    type F = Autodiff<fused::Cuda>;
+    let device = Default::default();
+    let launch = LaunchThread::cubecl::<Cuda>(&device);
+    let fused_launch = LaunchThread::cubecl::<fused::Cuda>(&device);
+    for shape in [(256, 64), (4096, 1024)] {
+        let (width, batch) = shape;
+        let mut burn = warm_step::<Autodiff<BurnFused>>(shape);
+        let mut all_off = warm_step::<F>(shape);
+        let mut queued = warm_step::<F>(shape);
+        interleaved::compare(
+            &format!("gpu_step {width}x{batch}, fused, interleaved"),
+            40,
+            &mut [
+                Variant::new("fused: Autodiff<Cuda>", || timed(&mut burn)),
+                Variant::new("fused: Profiled inside, all off", || timed(&mut all_off)),
+                Variant::new("fused: op ranges + statistics, queued", || {
+                    let attached = fused_launch.attach();
+                    let time = with_statistics(&mut queued, false, true);
+                    drop(attached);
+                    time
+                }),
+            ],
+        );
+        let mut statistics = warm_step::<P>(shape);
+        let mut memory = warm_step::<P>(shape);
+        let attached = launch.attach();
+        interleaved::compare(
+            &format!("gpu_step {width}x{batch}, per-op memory, interleaved"),
+            40,
+            &mut [
+                Variant::new("statistics", || {
+                    with_statistics(&mut statistics, false, false)
+                }),
+                Variant::new("statistics + per-op memory", || {
+                    with_statistics(&mut memory, true, false)
+                }),
+            ],
+        );
+        drop(attached);
+        stats::reset();
+    }
+}
+
 criterion_group!(benches, gpu_step);
-criterion_main!(benches);
+
+fn main() {
+    benches();
+    criterion::Criterion::default()
+        .configure_from_args()
+        .final_summary();
+    if interleaved::benchmarking() {
+        gpu_step_interleaved();
+    }
+}

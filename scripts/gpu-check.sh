@@ -11,7 +11,9 @@
 # balanced per thread, op ranges on CubeCL's device thread) and the device time in run.json (at
 # least 99% of kernels attributed to an op; the ops' device time within 5% of all kernels'). Then
 # it runs the `gpu_step` bench: step times with everything off, op ranges on the calling thread,
-# op ranges with steps on the launch thread, and device time on.
+# op ranges with steps on the launch thread, and device time on, fused and unfused, per-op
+# memory; then, interleaved (median ratios to the same round's baseline), the fused step with
+# op ranges and statistics queued against burn's, and per-op memory against statistics.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin="gpu-bin"
@@ -151,7 +153,7 @@ assert len(with_call) >= 0.99 * len(kernels), "kernels without their launch call
 PY
     done
     "$bin/gpu_step" --bench --warm-up-time 1 --measurement-time 4 2>&1 \
-        | grep -E "^gpu_step|time:|no device-time" | tee "$out/gpu_step.txt" || status=1
+        | grep -E "^gpu_step|time:|no device-time|^variant |x \[" | tee "$out/gpu_step.txt" || status=1
     # The recorder's TSV is large: kept only when a check failed.
     if [ "$status" -eq 0 ]; then rm -f "$out"/*/nvtx.tsv; fi
     exit "$status"
