@@ -26,7 +26,7 @@
 //! use burn_profiled::{Profiled, probe, stats};
 //!
 //! type B = Autodiff<Profiled<NdArray>>; // was: Autodiff<NdArray>
-//! probe::set_op_ranges(true);           // one NVTX range per op, domain `burn`
+//! probe::set_op_ranges(true);           // one NVTX range per op, domain `burn` (under an NVTX tool)
 //! stats::start(stats::StatsConfig::default());
 //!
 //! let x = Tensor::<B, 2>::ones([2, 3], &Default::default()).require_grad();
@@ -38,7 +38,8 @@
 //! ```
 //!
 //! Everything is process-wide and off until switched on: with everything off, an op of
-//! `Profiled<B>` costs one relaxed atomic load and a branch more than `B`'s.
+//! `Profiled<B>` costs one relaxed atomic load and a branch more than `B`'s. Op ranges count as
+//! off in a process without an NVTX tool (Nsight Systems, the NVTX recorder) to take them.
 #![warn(missing_docs)]
 
 // The op path, in layers; every import points down (tests/module_layers.rs checks it):
