@@ -22,7 +22,6 @@
 
 use std::mem::ManuallyDrop;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use burn_backend::{Backend, Shape, TensorMetadata};
@@ -49,17 +48,16 @@ pub use crate::sinks::observers::{Observing, OpObserver, observe};
 /// do nothing for it, so the `profile` preset left on outside `nsys` costs no more than its
 /// other parts. In particular ops queue nothing on an attached launch thread for their ranges.
 pub fn set_op_ranges(on: bool) {
-    OP_RANGES.store(on, Ordering::Relaxed);
-    switches::set(RANGES, on && op_ranges::reach_a_tool());
+    if on {
+        switches::set_nvtx_tool(op_ranges::reach_a_tool());
+    }
+    switches::set(RANGES, on);
 }
 
 /// Whether NVTX op ranges are on (switched on, whether or not an NVTX tool takes them).
 pub fn op_ranges() -> bool {
-    OP_RANGES.load(Ordering::Relaxed)
+    switches::requested(RANGES)
 }
-
-/// The setting of [`set_op_ranges`].
-static OP_RANGES: AtomicBool = AtomicBool::new(false);
 
 /// Switches per-op device sync on or off.
 ///

@@ -27,31 +27,67 @@ pub(crate) const QUEUED: u8 = 1 << 7;
 
 /// What the probe reads.
 static FLAGS: AtomicU8 = AtomicU8::new(0);
-/// What was switched on, and whether per-op memory is (it reads device memory on the launch
-/// thread, so it keeps ops queuing there); `FLAGS` is derived from them.
-static REQUESTED: Mutex<(u8, bool)> = Mutex::new((0, false));
+/// What was asked for; `FLAGS` is derived from it.
+static REQUESTED: Mutex<Requested> = Mutex::new(Requested {
+    flags: 0,
+    memory_per_op: false,
+    nvtx_tool: false,
+});
+
+#[derive(Clone, Copy)]
+struct Requested {
+    /// The flags switched on.
+    flags: u8,
+    /// Per-op memory reads device memory on the launch thread, so it keeps ops queuing there.
+    memory_per_op: bool,
+    /// Whether NVTX loaded a tool: without one, op ranges read as off.
+    nvtx_tool: bool,
+}
 
 /// Sets or clears `flag`.
 pub(crate) fn set(flag: u8, on: bool) {
-    let mut requested = REQUESTED.lock().unwrap_or_else(PoisonError::into_inner);
-    if on {
-        requested.0 |= flag;
-    } else {
-        requested.0 &= !flag;
-    }
-    publish(*requested);
+    update(|requested| {
+        if on {
+            requested.flags |= flag;
+        } else {
+            requested.flags &= !flag;
+        }
+    });
 }
 
 /// Per-op memory on or off: with it, an attached launch thread takes the ops' queued work
 /// even with op ranges and device time off.
 pub(crate) fn set_memory_per_op(on: bool) {
+    update(|requested| requested.memory_per_op = on);
+}
+
+/// Whether an NVTX tool takes op ranges: [`RANGES`] reads as on only with one.
+pub(crate) fn set_nvtx_tool(attached: bool) {
+    update(|requested| requested.nvtx_tool = attached);
+}
+
+/// Whether `flag` was switched on, whether or not it reads as on.
+pub(crate) fn requested(flag: u8) -> bool {
+    REQUESTED
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .flags
+        & flag
+        != 0
+}
+
+fn update(change: impl FnOnce(&mut Requested)) {
     let mut requested = REQUESTED.lock().unwrap_or_else(PoisonError::into_inner);
-    requested.1 = on;
+    change(&mut requested);
     publish(*requested);
 }
 
-fn publish((mut flags, memory_per_op): (u8, bool)) {
-    if flags & (RANGES | DEVICE) == 0 && !memory_per_op {
+fn publish(requested: Requested) {
+    let mut flags = requested.flags;
+    if !requested.nvtx_tool {
+        flags &= !RANGES;
+    }
+    if flags & (RANGES | DEVICE) == 0 && !requested.memory_per_op {
         flags &= !QUEUED;
     }
     FLAGS.store(flags, Ordering::Relaxed);
@@ -77,6 +113,7 @@ mod tests {
         let _serial = crate::sinks::TEST_SERIAL
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
+        set_nvtx_tool(true);
         set(QUEUED, true);
         assert_eq!(all(), 0);
         set(RANGES, true);
@@ -90,5 +127,20 @@ mod tests {
         set(RANGES, true);
         assert_eq!(all(), RANGES);
         set(RANGES, false);
+        set_nvtx_tool(false);
+    }
+
+    #[test]
+    fn op_ranges_read_as_off_without_an_nvtx_tool_and_keep_no_launch_thread_queuing() {
+        let _serial = crate::sinks::TEST_SERIAL
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        set_nvtx_tool(false);
+        set(QUEUED, true);
+        set(RANGES, true);
+        assert_eq!(all(), 0);
+        assert!(requested(RANGES));
+        set(RANGES, false);
+        set(QUEUED, false);
     }
 }
