@@ -34,7 +34,7 @@ use vision_step::{BATCH, Step};
 
 #[path = "workloads/interleaved.rs"]
 mod interleaved;
-use interleaved::Variant;
+use interleaved::{Variant, timed_with};
 
 /// burn's own fused Wgpu.
 type BurnFused = burn_fusion::Fusion<burn_cubecl::CubeBackend<WgpuRuntime, f32, i32, u32>>;
@@ -89,57 +89,44 @@ fn warm_step<B: AutodiffBackend<Device = WgpuDevice>>(device: &WgpuDevice) -> St
     step
 }
 
-fn timed(run: impl FnOnce()) -> std::time::Duration {
-    let started = std::time::Instant::now();
-    run();
-    started.elapsed()
-}
-
 /// The variants of `fused_step`, interleaved: each sets its switches around its own step.
 fn fused_step_interleaved() {
     type Ours = Autodiff<fused::Wgpu>;
     let device = WgpuDevice::default();
     let launch = LaunchThread::cubecl::<fused::Wgpu>(&device);
-    let queued = |statistics: bool| {
+    let statistics = || Some(stats::StatsConfig::default());
+    let queued = |statistics: Option<stats::StatsConfig>| {
         let launch = launch.clone();
         let mut step = warm_step::<Ours>(&device);
         move || {
             let attached = launch.attach();
-            if statistics {
-                stats::start(stats::StatsConfig::default());
-            }
-            probe::set_op_ranges(true);
-            let time = timed(|| step.run());
-            probe::set_op_ranges(false);
-            stats::stop();
+            let time = timed_with(statistics, true, || step.run());
             drop(attached);
             time
         }
     };
     let mut burn = warm_step::<Autodiff<BurnFused>>(&device);
     let mut all_off = warm_step::<Ours>(&device);
-    let mut statistics = warm_step::<Ours>(&device);
+    let mut with_statistics = warm_step::<Ours>(&device);
     let mut ranges_here = warm_step::<Ours>(&device);
     interleaved::compare(
         "fused_step, interleaved",
         60,
         &mut [
-            Variant::new("Autodiff<Fusion<CubeBackend>>", || timed(|| burn.run())),
-            Variant::new("Autodiff<fused::Wgpu>, all off", || timed(|| all_off.run())),
+            Variant::new("Autodiff<Fusion<CubeBackend>>", || {
+                timed_with(None, false, || burn.run())
+            }),
+            Variant::new("Autodiff<fused::Wgpu>, all off", || {
+                timed_with(None, false, || all_off.run())
+            }),
             Variant::new("statistics", || {
-                stats::start(stats::StatsConfig::default());
-                let time = timed(|| statistics.run());
-                stats::stop();
-                time
+                timed_with(statistics(), false, || with_statistics.run())
             }),
             Variant::new("op ranges, where the ops run", || {
-                probe::set_op_ranges(true);
-                let time = timed(|| ranges_here.run());
-                probe::set_op_ranges(false);
-                time
+                timed_with(None, true, || ranges_here.run())
             }),
-            Variant::new("op ranges + statistics, queued", queued(true)),
-            Variant::new("op ranges, queued", queued(false)),
+            Variant::new("op ranges + statistics, queued", queued(statistics())),
+            Variant::new("op ranges, queued", queued(None)),
         ],
     );
     stats::reset();
@@ -148,11 +135,5 @@ fn fused_step_interleaved() {
 criterion_group!(benches, fused_step);
 
 fn main() {
-    benches();
-    criterion::Criterion::default()
-        .configure_from_args()
-        .final_summary();
-    if interleaved::benchmarking() {
-        fused_step_interleaved();
-    }
+    interleaved::criterion_then(benches, fused_step_interleaved);
 }

@@ -45,7 +45,7 @@ use criterion::{BenchmarkId, Criterion, criterion_group};
 
 #[path = "workloads/interleaved.rs"]
 mod interleaved;
-use interleaved::Variant;
+use interleaved::{Variant, timed_with};
 
 #[derive(Module, Debug)]
 struct Mlp<B: Backend> {
@@ -196,27 +196,18 @@ fn warm_step<B: AutodiffBackend>((width, batch): (usize, usize)) -> Step<B> {
     step
 }
 
-fn timed<B: AutodiffBackend>(step: &mut Step<B>) -> std::time::Duration {
-    let started = std::time::Instant::now();
-    step.run();
-    started.elapsed()
-}
-
-/// Statistics (with or without per-op memory), and op ranges if asked, around one step.
-fn with_statistics<B: AutodiffBackend>(
+/// Times one step of `step`, statistics (with or without per-op memory) and op ranges switched
+/// on around it as asked.
+fn timed<B: AutodiffBackend>(
     step: &mut Step<B>,
-    memory: bool,
+    statistics: Option<bool>,
     ranges: bool,
 ) -> std::time::Duration {
-    stats::start(stats::StatsConfig {
+    let statistics = statistics.map(|memory| stats::StatsConfig {
         memory,
         ..stats::StatsConfig::default()
     });
-    probe::set_op_ranges(ranges);
-    let time = timed(step);
-    probe::set_op_ranges(false);
-    stats::stop();
-    time
+    timed_with(statistics, ranges, || step.run())
 }
 
 fn gpu_step_interleaved() {
@@ -234,11 +225,13 @@ fn gpu_step_interleaved() {
             &format!("gpu_step {width}x{batch}, fused, interleaved"),
             40,
             &mut [
-                Variant::new("fused: Autodiff<Cuda>", || timed(&mut burn)),
-                Variant::new("fused: Profiled inside, all off", || timed(&mut all_off)),
+                Variant::new("fused: Autodiff<Cuda>", || timed(&mut burn, None, false)),
+                Variant::new("fused: Profiled inside, all off", || {
+                    timed(&mut all_off, None, false)
+                }),
                 Variant::new("fused: op ranges + statistics, queued", || {
                     let attached = fused_launch.attach();
-                    let time = with_statistics(&mut queued, false, true);
+                    let time = timed(&mut queued, Some(false), true);
                     drop(attached);
                     time
                 }),
@@ -251,11 +244,9 @@ fn gpu_step_interleaved() {
             &format!("gpu_step {width}x{batch}, per-op memory, interleaved"),
             40,
             &mut [
-                Variant::new("statistics", || {
-                    with_statistics(&mut statistics, false, false)
-                }),
+                Variant::new("statistics", || timed(&mut statistics, Some(false), false)),
                 Variant::new("statistics + per-op memory", || {
-                    with_statistics(&mut memory, true, false)
+                    timed(&mut memory, Some(true), false)
                 }),
             ],
         );
@@ -267,11 +258,5 @@ fn gpu_step_interleaved() {
 criterion_group!(benches, gpu_step);
 
 fn main() {
-    benches();
-    criterion::Criterion::default()
-        .configure_from_args()
-        .final_summary();
-    if interleaved::benchmarking() {
-        gpu_step_interleaved();
-    }
+    interleaved::criterion_then(benches, gpu_step_interleaved);
 }

@@ -43,7 +43,7 @@ use workloads::MlpStep;
 
 #[path = "workloads/interleaved.rs"]
 mod interleaved;
-use interleaved::Variant;
+use interleaved::{Variant, timed_with};
 
 #[global_allocator]
 static ALLOCATOR: TrackingAllocator = TrackingAllocator::system();
@@ -211,18 +211,14 @@ fn per_op_turn<'a, B: AutodiffBackend>(name: &'a str, memory: bool, ranges: bool
         step.run();
     }
     Variant::new(name, move || {
-        stats::start(stats::StatsConfig {
+        let statistics = stats::StatsConfig {
             memory,
             ..stats::StatsConfig::default()
-        });
-        probe::set_op_ranges(ranges);
-        let started = std::time::Instant::now();
-        step.run();
-        let _ = B::sync(&device);
-        let time = started.elapsed();
-        probe::set_op_ranges(false);
-        stats::stop();
-        time
+        };
+        timed_with(Some(statistics), ranges, || {
+            step.run();
+            let _ = B::sync(&device);
+        })
     })
 }
 
@@ -261,11 +257,5 @@ fn per_op_interleaved() {
 criterion_group!(benches, per_step, sample, per_op);
 
 fn main() {
-    benches();
-    criterion::Criterion::default()
-        .configure_from_args()
-        .final_summary();
-    if interleaved::benchmarking() {
-        per_op_interleaved();
-    }
+    interleaved::criterion_then(benches, per_op_interleaved);
 }

@@ -8,7 +8,9 @@
 //! The figure per variant is the median of its per-round ratios, with a 95% interval for that
 //! median from order statistics (no assumption on the distribution).
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+use burn_profiled::{probe, stats};
 
 /// A variant: its name, and a closure that sets it up, times one run (the returned duration)
 /// and undoes its setup.
@@ -37,9 +39,39 @@ fn rounds(default: usize) -> usize {
 
 /// Whether this run of the bench binary is `cargo bench`'s (criterion's `--test` and `--list`
 /// runs skip the interleaved measurement).
-pub fn benchmarking() -> bool {
+fn benchmarking() -> bool {
     let args: Vec<String> = std::env::args().collect();
     args.iter().any(|arg| arg == "--bench") && !args.iter().any(|arg| arg == "--list")
+}
+
+/// A bench binary's `main`: criterion's `benches`, then `interleaved` in `cargo bench`'s run.
+pub fn criterion_then(benches: fn(), interleaved: fn()) {
+    benches();
+    criterion::Criterion::default()
+        .configure_from_args()
+        .final_summary();
+    if benchmarking() {
+        interleaved();
+    }
+}
+
+/// Times `run`, with statistics (under `statistics`) and op ranges switched on around it when
+/// asked, and off again after.
+pub fn timed_with(
+    statistics: Option<stats::StatsConfig>,
+    ranges: bool,
+    run: impl FnOnce(),
+) -> Duration {
+    if let Some(config) = statistics {
+        stats::start(config);
+    }
+    probe::set_op_ranges(ranges);
+    let started = Instant::now();
+    run();
+    let time = started.elapsed();
+    probe::set_op_ranges(false);
+    stats::stop();
+    time
 }
 
 /// Runs `default_rounds` rounds of `variants` (the first is the baseline) and prints the table.
