@@ -31,6 +31,7 @@
 //! start and its end (reads only while their work is queued), so every kernel is tagged with
 //! its own op. Steps run on the launch thread run whole.
 
+mod clocks;
 pub(crate) mod correlate;
 #[cfg(feature = "cupti")]
 mod cupti;
@@ -44,11 +45,12 @@ use std::time::Duration;
 
 use burn_std::Shape;
 
+use self::clocks::{ClockMap, Reading};
 use self::correlate::{Activity, Correlator, Kernel};
 use crate::context::kernel::LaunchCall;
 use crate::context::op::Op;
 use crate::context::switches::{self, DEVICE};
-use crate::context::{clock, thread, warmup};
+use crate::context::{thread, warmup};
 
 /// Why device time cannot be recorded; statistics go on with host times.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -124,13 +126,12 @@ struct Launches {
 
 /// The records matched so far; the source's buffers are ingested here, under a lock of its
 /// own, so that a large buffer does not hold up the ops.
-#[derive(Default)]
 struct Matching {
     correlator: Correlator,
     /// Kernels launched under no op of this run.
     unattributed: Vec<Kernel>,
-    /// The source's clock minus the shared clock, in ns.
-    offset_ns: i128,
+    /// The source's clock on the shared clock.
+    clocks: ClockMap,
 }
 
 /// Locked in this order when both are.
@@ -184,28 +185,13 @@ pub fn start() -> Result<(), DeviceTimeError> {
     }
 }
 
-/// The source's clock minus the shared clock, in ns: of a few readings of the source's clock
-/// between two of the shared clock, the one read in the shortest window, against its middle
-/// (kernels and launch calls land on the shared clock within a fraction of that window).
-fn clock_offset_ns(source: &dyn Source) -> i128 {
-    (0..8)
-        .map(|_| {
-            let before = clock::now().as_nanos() as i128;
-            let source_ns = i128::from(source.timestamp_ns());
-            let after = clock::now().as_nanos() as i128;
-            (after - before, source_ns - (before + after) / 2)
-        })
-        .min_by_key(|(window, _)| *window)
-        .map_or(0, |(_, offset)| offset)
-}
-
 /// Starts recording with `source` tagging the launches.
 #[cfg_attr(not(feature = "cupti"), allow(dead_code))]
 pub(crate) fn start_with(source: Arc<dyn Source>) {
-    let offset_ns = clock_offset_ns(source.as_ref());
     *matching() = Some(Matching {
-        offset_ns,
-        ..Matching::default()
+        correlator: Correlator::default(),
+        unattributed: Vec::new(),
+        clocks: ClockMap::new(Reading::take(source.as_ref())),
     });
     *launches() = Some(Launches::default());
     *SOURCE.write().unwrap_or_else(PoisonError::into_inner) = Some(source);
@@ -243,8 +229,12 @@ pub fn stop() -> DeviceTimeSummary {
         .write()
         .unwrap_or_else(PoisonError::into_inner)
         .take();
+    let reading = source.as_ref().map(|source| Reading::take(source.as_ref()));
     let counts = source.map(|source| source.stop()).unwrap_or_default();
     let mut matching = matching();
+    if let (Some(matching), Some(reading)) = (matching.as_mut(), reading) {
+        matching.clocks.advance(reading);
+    }
     let launches = launches();
     let (Some(matching), Some(launches)) = (matching.as_mut(), launches.as_ref()) else {
         return DeviceTimeSummary::default();
@@ -393,18 +383,20 @@ pub(crate) struct Matched {
 /// collection without a sync could leave an op's kernels out for many collections, and the op
 /// would be forgotten first: there is none.
 pub(crate) fn collect() -> Vec<Matched> {
-    if let Some(source) = source() {
+    let reading = source().map(|source| {
         source.flush();
-    }
+        Reading::take(source.as_ref())
+    });
     let mut matching = matching();
     let mut launches = launches();
     let (Some(matching), Some(launches)) = (matching.as_mut(), launches.as_mut()) else {
         return Vec::new();
     };
-    let offset = matching.offset_ns;
-    let on_clock = |ns: u64| {
-        Duration::from_nanos((i128::from(ns) - offset).clamp(0, i128::from(u64::MAX)) as u64)
-    };
+    if let Some(reading) = reading {
+        matching.clocks.advance(reading);
+    }
+    let clocks = matching.clocks;
+    let on_clock = |ns: u64| clocks.on_shared_clock(ns);
     let matched = matching
         .take_known(launches)
         .into_iter()

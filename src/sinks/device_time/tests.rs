@@ -3,20 +3,34 @@
 //! with synthetic activity records.
 
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use burn::backend::NdArray;
 use burn::tensor::Tensor;
 
 use super::correlate::{Activity, Kernel};
 use super::{Source, SourceCounts, ingest, start_with, stop};
+use crate::context::clock;
 use crate::{Profiled, nvtx, probe, stats, trace};
 
-/// Records, per push, the id and the ids open below it; counts pops.
-#[derive(Default)]
+/// Records, per push, the id and the ids open below it; counts pops. Its clock read
+/// [`DEVICE_CLOCK_AT_START`] when it was made, and runs at the shared clock's rate.
 struct Recorded {
     pushes: Mutex<Vec<(u64, Vec<u64>)>>,
     open: Mutex<Vec<u64>>,
     flushes: Mutex<usize>,
+    made: Duration,
+}
+
+impl Default for Recorded {
+    fn default() -> Self {
+        Self {
+            pushes: Mutex::default(),
+            open: Mutex::default(),
+            flushes: Mutex::default(),
+            made: clock::now(),
+        }
+    }
 }
 
 impl Source for Recorded {
@@ -42,7 +56,7 @@ impl Source for Recorded {
         }
     }
     fn timestamp_ns(&self) -> u64 {
-        DEVICE_CLOCK_AT_START
+        DEVICE_CLOCK_AT_START + (clock::now() - self.made).as_nanos() as u64
     }
 }
 
@@ -77,7 +91,6 @@ use crate::sinks::TEST_SERIAL as SERIAL;
 #[test]
 fn each_ops_kernels_add_up_in_its_row_of_the_op_table() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let source = Arc::new(Recorded::default());
     nvtx::enable(nvtx::RangeConfig::new());
     stats::reset();
     stats::start(stats::StatsConfig::default());
@@ -85,9 +98,10 @@ fn each_ops_kernels_add_up_in_its_row_of_the_op_table() {
     trace::start(trace::TraceConfig::default());
     let started = Arc::new(Started::default());
     let observing = probe::observe(started.clone());
-    let before_start = crate::context::clock::now();
+    let before_start = clock::now();
+    let source = Arc::new(Recorded::default());
     start_with(source.clone());
-    let after_start = crate::context::clock::now();
+    let after_start = clock::now();
     let x =
         Tensor::<Profiled<NdArray>, 2>::from_floats([[1.0, 2.0], [3.0, 4.0]], &Default::default());
     let y = nvtx::scope("forward", || x.clone().matmul(x.clone()).exp());
@@ -173,7 +187,7 @@ fn each_ops_kernels_add_up_in_its_row_of_the_op_table() {
     assert_eq!(rows[0].op, "float_matmul");
     assert_eq!(
         snapshot.device_totals(),
-        Some((3, std::time::Duration::from_nanos(1_050)))
+        Some((3, Duration::from_nanos(1_050)))
     );
 
     let table = snapshot.table(stats::GroupBy::Op);
@@ -225,11 +239,12 @@ fn each_ops_kernels_add_up_in_its_row_of_the_op_table() {
             ("kernel_22", &stream_9)
         ]
     );
-    // Kernel 20 ran 20 us after recording started, on the device's clock.
+    // Kernel 20 ran 20 us after recording started, on the device's clock (read within a
+    // fraction of a microsecond of the shared clock).
     let start_us = kernels[0]["ts"].as_f64().unwrap();
-    let us = |time: std::time::Duration| time.as_nanos() as f64 / 1e3;
+    let us = |time: Duration| time.as_nanos() as f64 / 1e3;
     assert!(
-        us(before_start) + 20.0 <= start_us && start_us <= us(after_start) + 20.0,
+        us(before_start) + 19.9 <= start_us && start_us <= us(after_start) + 20.1,
         "kernel 20 at {start_us} us, recording started between {before_start:?} and {after_start:?}"
     );
     assert_eq!(kernels[0]["dur"], 0.7);
@@ -252,7 +267,7 @@ fn a_kernel_handed_over_one_collection_late_still_finds_its_op() {
     static OP: crate::context::op::Op = crate::context::op::Op::new("late_op\0");
     start_with(Arc::new(Recorded::default()));
     let id = super::new_op_id();
-    super::op_started(id, &OP, (0, 0), None, std::time::Duration::ZERO);
+    super::op_started(id, &OP, (0, 0), None, Duration::ZERO);
     super::op_finished(id);
     ingest([Activity::External {
         external: id,
@@ -495,7 +510,7 @@ fn an_op_with_kernels_but_no_timed_call_has_a_row_without_percentiles() {
     start_with(Arc::new(Recorded::default()));
     // The op ran while statistics were off for its host time, e.g. in another session.
     let id = super::new_op_id();
-    super::op_started(id, &OP, (0, 0), None, std::time::Duration::ZERO);
+    super::op_started(id, &OP, (0, 0), None, Duration::ZERO);
     super::op_finished(id);
     ingest([
         Activity::External {
@@ -516,4 +531,77 @@ fn an_op_with_kernels_but_no_timed_call_has_a_row_without_percentiles() {
     );
     assert_eq!((row.kernels, row.device_total_ns), (Some(1), Some(80)));
     assert!(snapshot.table(stats::GroupBy::Op).contains("kernels_only"));
+}
+
+/// A device clock that gains 1% on the shared clock: far more than real clocks part (about a
+/// microsecond a second), so that one offset for the whole recording would be off by tens of
+/// microseconds within milliseconds.
+struct Gaining {
+    made: Duration,
+}
+
+impl Source for Gaining {
+    fn push(&self, _id: u64) {}
+    fn pop(&self, _id: u64) {}
+    fn flush(&self) {}
+    fn stop(&self) -> SourceCounts {
+        SourceCounts::default()
+    }
+    fn timestamp_ns(&self) -> u64 {
+        DEVICE_CLOCK_AT_START + (clock::now() - self.made).as_nanos() as u64 * 101 / 100
+    }
+}
+
+/// Waits until the shared clock is `time` past `since`.
+fn wait(since: Duration, time: Duration) {
+    while clock::now() < since + time {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+#[test]
+fn a_device_clock_that_parts_from_the_hosts_still_puts_each_kernel_where_it_ran() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    static OP: crate::context::op::Op = crate::context::op::Op::new("parted_op\0");
+    let source = Arc::new(Gaining { made: clock::now() });
+    start_with(source.clone());
+    let mut placed = Vec::new();
+    for (collection, correlation) in [60, 61, 62].into_iter().enumerate() {
+        wait(clock::now(), Duration::from_millis(5));
+        let id = super::new_op_id();
+        super::op_started(id, &OP, (0, 0), None, clock::now());
+        let before = clock::now();
+        let device_ns = source.timestamp_ns();
+        let after = clock::now();
+        super::op_finished(id);
+        ingest([
+            Activity::External {
+                external: id,
+                correlation,
+            },
+            Activity::Kernel(Kernel {
+                correlation,
+                start_ns: device_ns,
+                end_ns: device_ns + 1_010,
+                name: format!("kernel_{correlation}"),
+                ..Kernel::default()
+            }),
+        ]);
+        wait(after, Duration::from_millis(5));
+        let matched = super::collect();
+        assert_eq!(matched.len(), 1, "collection {collection}");
+        let kernel = &matched[0];
+        let slack = Duration::from_micros(1);
+        assert!(
+            before - slack <= kernel.start && kernel.start <= after + slack,
+            "collection {collection}: the kernel ran between {before:?} and {after:?}, placed at {:?}",
+            kernel.start
+        );
+        placed.push(kernel.end - kernel.start);
+    }
+    stop();
+    // 1,010 ns of the device's clock are 1,000 of the shared clock's, give or take rounding.
+    for duration in placed {
+        assert!(duration.as_nanos().abs_diff(1_000) <= 2, "{duration:?}");
+    }
 }
