@@ -496,7 +496,7 @@ fn start<B: Backend>(
         Some(_) => next_instance(),
         None => 0,
     };
-    let phase = phase::current();
+    let phase = phase::of_op(op);
     let queued_memory = match (&queued_on, &memory_launch) {
         (Some(queued_on), Some(memory_launch)) if queued_on.same_as(memory_launch) => {
             Some(QueuedMemory {
@@ -564,7 +564,7 @@ fn start<B: Backend>(
         device_time::op_started(
             id,
             op,
-            (phase::current(), device_id),
+            (phase::of_op(op), device_id),
             shapes.as_deref(),
             started,
         );

@@ -334,6 +334,74 @@ fn an_unfused_op_gets_the_phase_its_thread_is_in() {
     assert_eq!(convs, ["conv2d in backward", "conv2d in forward"]);
 }
 
+/// Holds the fusion thread at the start of the first fused block it runs until released.
+#[derive(Default)]
+struct HoldFirstBlock {
+    released: Mutex<bool>,
+    release: std::sync::Condvar,
+}
+
+impl HoldFirstBlock {
+    fn release(&self) {
+        *self.released.lock().unwrap() = true;
+        self.release.notify_all();
+    }
+}
+
+impl probe::OpObserver for HoldFirstBlock {
+    fn op_started(&self, op: &'static probe::Op) {
+        if op.name().starts_with("fused ") {
+            let released = self.released.lock().unwrap();
+            let timeout = std::time::Duration::from_secs(60);
+            drop(
+                self.release
+                    .wait_timeout_while(released, timeout, |released| !*released),
+            );
+        }
+    }
+    fn op_finished(&self, _op: &'static probe::Op) {}
+}
+
+/// The fusion thread lags behind the thread registering ops (far behind when the device's
+/// queue is full): an op fusion runs unfused after a fused block gets the block's phase, not
+/// the phase the registering thread has gone on to.
+#[test]
+fn an_unfused_op_run_after_its_phase_ended_gets_the_phase_of_the_block_before_it() {
+    let _serial = serial();
+    let device = WgpuDevice::default();
+    user_ranges();
+    let held = Arc::new(HoldFirstBlock::default());
+    stats::start(StatsConfig::default());
+    let observing = probe::observe(held.clone());
+    let forward = nvtx::range("forward");
+    let y = chain_then_conv::<fused::Wgpu>(&device);
+    drop(forward);
+    let backward = nvtx::range("backward");
+    // Only now can the chain's block, and the convolution after it, run.
+    held.release();
+    let _ = y.into_data();
+    drop(backward);
+    drop(observing);
+    stats::stop();
+    let rows = stats::snapshot().rows(GroupBy::OpAndPhase);
+    stats::reset();
+
+    let ran: Vec<String> = rows
+        .iter()
+        .filter(|row| row.op == "conv2d" || row.op.starts_with("fused "))
+        .map(|row| format!("{} in {}", row.op, row.phase.clone().unwrap_or_default()))
+        .collect();
+    assert_eq!(
+        ran.len(),
+        2,
+        "one block and the convolution, each once: {ran:?}"
+    );
+    assert!(
+        ran.iter().all(|row| row.ends_with(" in forward")),
+        "both in the phase they were registered in: {ran:?}"
+    );
+}
+
 /// Ops fusion does not fuse run later on the fusion thread: they are recorded there, when
 /// they run, under their Burn names.
 #[test]

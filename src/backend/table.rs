@@ -514,7 +514,7 @@ impl<B: Backend> TransactionOps<Self> for Profiled<B> {
     fn tr_execute(
         transaction: TransactionPrimitive<Self>,
     ) -> impl Future<Output = Result<TransactionPrimitiveData, ExecutionError>> + Send {
-        static OP: crate::probe::Op = crate::probe::Op::new("tr_execute\0");
+        static OP: crate::probe::Op = crate::probe::Op::waited_for("tr_execute\0");
         // `TransactionPrimitive::execute_async` has already taken the read order out, so the
         // four public lists are the whole transaction.
         let TransactionPrimitive {

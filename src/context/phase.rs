@@ -5,6 +5,11 @@ use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::sync::{LazyLock, Mutex, MutexGuard, PoisonError};
 
+use super::op::Op;
+
+/// The phase of an op (none when asked outside one) on a thread that runs other threads' work.
+pub(crate) type PhaseSource = fn(Option<&'static Op>) -> u32;
+
 thread_local! {
     /// The open ranges of this thread: their names (for order checks) and phase ids.
     static STACK: RefCell<Vec<(String, u32)>> = const { RefCell::new(Vec::new()) };
@@ -14,8 +19,8 @@ thread_local! {
     /// Whether [`INHERITED`] was set by [`inheriting`], which takes precedence over [`SOURCE`].
     static INHERITING: Cell<bool> = const { Cell::new(false) };
     /// Where this thread's phase outside its own ranges comes from, when it runs other
-    /// threads' work as it arrives (a fusion thread): asked at each op.
-    static SOURCE: Cell<Option<fn() -> u32>> = const { Cell::new(None) };
+    /// threads' work as it arrives (a fusion thread): asked at each op, with the op.
+    static SOURCE: Cell<Option<PhaseSource>> = const { Cell::new(None) };
 }
 
 /// Phase names by id, and ids by name; id 0 is "outside any range".
@@ -83,12 +88,23 @@ pub(crate) fn open_ranges() -> Vec<String> {
 
 /// The id of this thread's innermost open range (0 outside any).
 pub(crate) fn current() -> u32 {
-    STACK.with_borrow(|stack| stack.last().map_or_else(outside_ranges, |(_, id)| *id))
+    innermost(None)
 }
 
-fn outside_ranges() -> u32 {
+/// The phase of `op`, running on this thread: [`current`], unless the thread runs other
+/// threads' work, whose source may tell it by the op.
+pub(crate) fn of_op(op: &'static Op) -> u32 {
+    innermost(Some(op))
+}
+
+fn innermost(op: Option<&'static Op>) -> u32 {
+    let innermost = STACK.with_borrow(|stack| stack.last().map(|(_, id)| *id));
+    innermost.unwrap_or_else(|| outside_ranges(op))
+}
+
+fn outside_ranges(op: Option<&'static Op>) -> u32 {
     match SOURCE.get() {
-        Some(source) if !INHERITING.get() => source(),
+        Some(source) if !INHERITING.get() => source(op),
         _ => INHERITED.get(),
     }
 }
@@ -109,7 +125,7 @@ pub(crate) fn inheriting<T>(phase: u32, work: impl FnOnce() -> T) -> T {
 /// From now on, this thread's phase outside its own ranges (and outside [`inheriting`]) is
 /// what `source` says at each op: a thread that runs other threads' work as it arrives.
 #[cfg_attr(not(feature = "fusion"), allow(dead_code))]
-pub(crate) fn source_from(source: fn() -> u32) {
+pub(crate) fn source_from(source: PhaseSource) {
     SOURCE.set(Some(source));
 }
 

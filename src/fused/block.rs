@@ -120,6 +120,7 @@ impl<R: CubeRuntime> Optimization<ProfiledCubeRuntime<R>> for FusedBlock<R> {
             Some(tensor) => registration::phase_of(tensor.id),
             None => phase::current(),
         };
+        registration::block_runs(registered_in);
         // The fusion thread has no ranges of its own: the block's phase is its phase while it
         // runs (its fallbacks' too).
         phase::inheriting(registered_in, || {

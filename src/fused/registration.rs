@@ -12,12 +12,14 @@
 //! load, beside burn-fusion's own work per op). Starting later, in the fusion thread's first
 //! stream, would miss the phases a program enters before fusion has run anything.
 
+use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
 use std::sync::{LazyLock, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use burn_backend::StreamId;
 use burn_ir::TensorId;
 
+use crate::context::op::Op;
 use crate::context::phase;
 
 /// The entries kept per stream: a block runs long before this many phase changes pass.
@@ -34,8 +36,8 @@ fn logs() -> MutexGuard<'static, Logs> {
     LOGS.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// Makes this thread, the fusion thread of `device`, give unfused ops the phase of the stream
-/// they come from, and names it (`fusion <device>`) in NVTX and on the timeline; once.
+/// Makes this thread, the fusion thread of `device`, give unfused ops a phase of the stream
+/// they come from ([`unfused_phase`]), and names it (`fusion <device>`) in NVTX and on the timeline; once.
 pub(super) fn on_fusion_thread(device: &impl std::fmt::Debug) {
     thread_local! {
         static DONE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
@@ -43,7 +45,7 @@ pub(super) fn on_fusion_thread(device: &impl std::fmt::Debug) {
     if DONE.replace(true) {
         return;
     }
-    phase::source_from(latest_phase);
+    phase::source_from(unfused_phase);
     crate::nvtx::name_current_thread(&format!("fusion {device:?}"));
 }
 
@@ -81,14 +83,41 @@ fn changed(phase: u32) {
     }
 }
 
-/// The phase the current stream is in now, as last logged (0 when it logged none): the phase
-/// of the ops fusion runs unfused, which run soon after they are registered (and of syncs,
-/// which run when asked for).
+/// The phase the current stream is in now, as last logged (0 when it logged none).
 pub(super) fn latest_phase() -> u32 {
     logs()
         .get(&StreamId::current())
         .and_then(|log| log.back())
         .map_or(0, |(_, phase)| *phase)
+}
+
+thread_local! {
+    /// Per stream, on its fusion thread: the phase of the last fused block run since the
+    /// stream last ran everything registered (a read or a sync).
+    static AFTER_BLOCK: RefCell<HashMap<StreamId, u32>> = RefCell::new(HashMap::new());
+}
+
+/// A fused block of the current stream, registered in `phase`, runs.
+pub(super) fn block_runs(phase: u32) {
+    AFTER_BLOCK.with_borrow_mut(|after| after.insert(StreamId::current(), phase));
+}
+
+/// The phase of `op`, which fusion runs unfused, on the fusion thread. Nothing says when it
+/// was registered: after the stream's queue runs dry on a read or a sync (which run when
+/// asked for, in the phase of the thread that waits for them), ops run as they arrive, in the
+/// phase the stream is in now; after a fused block ran, in the block's phase. The fusion
+/// thread lags behind the thread registering ops (whenever the device's queue is full), so
+/// the stream's latest phase would be phases ahead; the block's is out only for
+/// the ops of a new phase that run before its first block.
+fn unfused_phase(op: Option<&'static Op>) -> u32 {
+    let stream = StreamId::current();
+    if op.is_some_and(Op::is_waited_for) {
+        AFTER_BLOCK.with_borrow_mut(|after| after.remove(&stream));
+        return latest_phase();
+    }
+    AFTER_BLOCK
+        .with_borrow(|after| after.get(&stream).copied())
+        .unwrap_or_else(latest_phase)
 }
 
 /// The phase the current stream was in when the tensor `written` was registered (0 when it
