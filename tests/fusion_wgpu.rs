@@ -402,6 +402,43 @@ fn an_unfused_op_run_after_its_phase_ended_gets_the_phase_of_the_block_before_it
     );
 }
 
+/// A block can fuse the last ops of one phase with the first of the next: the ops after it
+/// were registered after its last op, and get that op's phase.
+#[test]
+fn an_unfused_op_after_a_block_of_two_phases_gets_the_phase_of_the_blocks_last_op() {
+    let _serial = serial();
+    let device = WgpuDevice::default();
+    user_ranges();
+    let x = Tensor::<fused::Wgpu, 4>::from_floats([[[[1.0, 2.0], [3.0, 4.0]]]], &device);
+    let weight = Tensor::<fused::Wgpu, 4>::ones([1, 1, 2, 2], &device);
+    let _ = (x.clone().into_data(), weight.clone().into_data());
+    stats::start(StatsConfig::default());
+    let forward = nvtx::range("forward");
+    let y = x.exp() * 2.0;
+    drop(forward);
+    let backward = nvtx::range("backward");
+    let options = burn::tensor::ops::ConvOptions::new([1, 1], [0, 0], [1, 1], 1);
+    let _ = burn::tensor::module::conv2d(y + 1.0, weight, None, options).into_data();
+    drop(backward);
+    stats::stop();
+    let rows = stats::snapshot().rows(GroupBy::OpAndPhase);
+    stats::reset();
+
+    let mut ran: Vec<String> = rows
+        .iter()
+        .filter(|row| row.op == "conv2d" || row.op.starts_with("fused "))
+        .map(|row| format!("{} in {}", row.op, row.phase.clone().unwrap_or_default()))
+        .collect();
+    ran.sort_unstable();
+    assert_eq!(
+        ran,
+        [
+            "conv2d in backward",
+            "fused elementwise[exp, mul_scalar, add_scalar] in forward"
+        ]
+    );
+}
+
 /// Ops fusion does not fuse run later on the fusion thread: they are recorded there, when
 /// they run, under their Burn names.
 #[test]

@@ -6,6 +6,7 @@ use burn_cubecl_fusion::optim::{CubeOptimization, CubeOptimizationState};
 use burn_cubecl_fusion::{CubeFusionHandle, FallbackOperation};
 use burn_fusion::stream::{Context, OrderedExecution};
 use burn_fusion::{NumOperations, Optimization, UnfusedOp};
+use burn_ir::TensorId;
 use serde::{Deserialize, Serialize};
 
 use super::ProfiledCubeRuntime;
@@ -116,11 +117,13 @@ impl<R: CubeRuntime> Optimization<ProfiledCubeRuntime<R>> for FusedBlock<R> {
         if flags == 0 {
             return self.run(context, execution);
         }
-        let registered_in = match self.io.first_write.and_then(|id| context.tensors.get(&id)) {
-            Some(tensor) => registration::phase_of(tensor.id),
-            None => phase::current(),
+        let phase_of = |write: Option<TensorId>| {
+            let tensor = context.tensors.get(&write?)?;
+            Some(registration::phase_of(tensor.id))
         };
-        registration::block_runs(registered_in);
+        let registered_in = phase_of(self.io.first_write).unwrap_or_else(phase::current);
+        // The ops after it were registered after its last op.
+        registration::block_runs(phase_of(self.io.last_write).unwrap_or(registered_in));
         // The fusion thread has no ranges of its own: the block's phase is its phase while it
         // runs (its fallbacks' too).
         phase::inheriting(registered_in, || {

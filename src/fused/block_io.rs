@@ -1,5 +1,5 @@
-//! What a fused block is made of: the ops a fuser took, and the block's reads and first write
-//! in the fuser's relative ids.
+//! What a fused block is made of: the ops a fuser took, and the block's reads and first and
+//! last writes in the fuser's relative ids.
 
 use burn_backend::Shape;
 use burn_fusion::stream::Context;
@@ -26,6 +26,10 @@ pub(super) struct BlockIo {
     reads: Vec<TensorId>,
     /// The first tensor the block writes: when it was registered.
     pub(super) first_write: Option<TensorId>,
+    /// The last tensor the block writes: when its last op was registered (none in the states
+    /// of older versions).
+    #[serde(default)]
+    pub(super) last_write: Option<TensorId>,
 }
 
 impl BlockIo {
@@ -43,6 +47,7 @@ impl BlockIo {
             ops: fused.iter().map(|op| op.name.clone()).collect(),
             reads,
             first_write: fused.iter().find_map(|op| op.outputs.first().copied()),
+            last_write: fused.iter().rev().find_map(|op| op.outputs.last().copied()),
         }
     }
 

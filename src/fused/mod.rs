@@ -24,8 +24,8 @@
 //! ```
 //!
 //! What is not exact: a block that fused ops of two phases counts in its first op's; nothing
-//! tells an op fusion runs unfused when it was registered, so it gets the phase of the last
-//! block its stream ran, or, before any since the stream last ran dry on a read or a sync,
+//! tells an op fusion runs unfused when it was registered, so it gets the phase of the last op
+//! of the last block its stream ran, or, before any since the stream last ran dry on a read or a sync,
 //! the phase its stream is in when it runs (reads and syncs run when asked for, in the phase
 //! of the thread waiting for them). Off for the ops of a new phase that run before its first
 //! block.

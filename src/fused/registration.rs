@@ -92,12 +92,12 @@ pub(super) fn latest_phase() -> u32 {
 }
 
 thread_local! {
-    /// Per stream, on its fusion thread: the phase of the last fused block run since the
-    /// stream last ran everything registered (a read or a sync).
+    /// Per stream, on its fusion thread: the phase of the last op of the last fused block run
+    /// since the stream last ran everything registered (a read or a sync).
     static AFTER_BLOCK: RefCell<HashMap<StreamId, u32>> = RefCell::new(HashMap::new());
 }
 
-/// A fused block of the current stream, registered in `phase`, runs.
+/// A fused block of the current stream, whose last op was registered in `phase`, runs.
 pub(super) fn block_runs(phase: u32) {
     AFTER_BLOCK.with_borrow_mut(|after| after.insert(StreamId::current(), phase));
 }
@@ -105,10 +105,10 @@ pub(super) fn block_runs(phase: u32) {
 /// The phase of `op`, which fusion runs unfused, on the fusion thread. Nothing says when it
 /// was registered: after the stream's queue runs dry on a read or a sync (which run when
 /// asked for, in the phase of the thread that waits for them), ops run as they arrive, in the
-/// phase the stream is in now; after a fused block ran, in the block's phase. The fusion
-/// thread lags behind the thread registering ops (whenever the device's queue is full), so
-/// the stream's latest phase would be phases ahead; the block's is out only for
-/// the ops of a new phase that run before its first block.
+/// phase the stream is in now; after a fused block ran, in the phase of the block's last op.
+/// The fusion thread lags behind the thread registering ops (whenever the device's queue is
+/// full), so the stream's latest phase would be phases ahead; the block's is out only for the
+/// ops of a new phase that run before its first block.
 fn unfused_phase(op: Option<&'static Op>) -> u32 {
     let stream = StreamId::current();
     if op.is_some_and(Op::is_waited_for) {
