@@ -23,12 +23,12 @@
 //! type B = Autodiff<fused::Wgpu>; // was: Autodiff<burn::backend::Wgpu> (fused)
 //! ```
 //!
-//! What is not exact: a block that fused ops of two phases counts in its first op's; nothing
-//! tells an op fusion runs unfused when it was registered, so it gets the phase of the last op
-//! of the last block its stream ran, or, before any since the stream last ran dry on a read or a sync,
-//! the phase its stream is in when it runs (reads and syncs run when asked for, in the phase
-//! of the thread waiting for them). Off for the ops of a new phase that run before its first
-//! block.
+//! What is not exact: a block that fused ops of two phases counts in its first op's. Nothing
+//! tells an op fusion runs unfused when it was registered: it gets the phase of the last op of
+//! the last block its stream ran or, before any block since the stream last ran dry on a read
+//! or a sync, the phase its stream is in when it runs (reads and syncs run when asked for, in
+//! the phase of the thread waiting for them). That is off for the ops of a new phase that run
+//! before its first block, once the registering thread has moved on.
 
 mod backend;
 mod block;

@@ -37,7 +37,8 @@ fn logs() -> MutexGuard<'static, Logs> {
 }
 
 /// Makes this thread, the fusion thread of `device`, give unfused ops a phase of the stream
-/// they come from ([`unfused_phase`]), and names it (`fusion <device>`) in NVTX and on the timeline; once.
+/// they come from ([`unfused_phase`]), and names it (`fusion <device>`) in NVTX and on the
+/// timeline; once.
 pub(super) fn on_fusion_thread(device: &impl std::fmt::Debug) {
     thread_local! {
         static DONE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };

@@ -594,7 +594,7 @@ fn a_device_clock_that_parts_from_the_hosts_still_puts_each_kernel_where_it_ran(
         let slack = Duration::from_micros(1);
         assert!(
             before - slack <= kernel.start && kernel.start <= after + slack,
-            "collection {collection}: the kernel ran between {before:?} and {after:?}, placed at {:?}",
+            "collection {collection}: ran between {before:?} and {after:?}, placed at {:?}",
             kernel.start
         );
         placed.push(kernel.end - kernel.start);
