@@ -94,6 +94,16 @@ pub(crate) fn wants_device(flags: u8) -> bool {
     flags & (SYNC | QUEUED | STATS | TRACE) != 0
 }
 
+/// A read `op` was called on this thread with `flags` on: on a fused backend's fusion thread,
+/// after its stream ran everything registered before it (the read's own guard starts where
+/// the read is awaited).
+#[inline(always)]
+pub(crate) fn read_called(op: &'static Op, flags: u8) {
+    if flags != 0 {
+        phase::asked(op);
+    }
+}
+
 /// The guard of an op that returns a future (a read): `flags` were read once at the call, and
 /// `device` taken then (before the call consumed its tensor) when they [want it](wants_device).
 #[inline(always)]

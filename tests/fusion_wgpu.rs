@@ -439,6 +439,43 @@ fn an_unfused_op_after_a_block_of_two_phases_gets_the_phase_of_the_blocks_last_o
     );
 }
 
+/// A read runs everything registered before it: an unfused op after it, before any block, is
+/// not the last block's, but gets the phase its stream is in.
+#[test]
+fn an_unfused_op_after_a_read_does_not_get_the_phase_of_the_block_before_the_read() {
+    let _serial = serial();
+    let device = WgpuDevice::default();
+    user_ranges();
+    let x = Tensor::<fused::Wgpu, 4>::ones([1, 1, 3, 3], &device);
+    let weight = Tensor::<fused::Wgpu, 4>::ones([1, 1, 2, 2], &device);
+    let _ = (x.clone().into_data(), weight.clone().into_data());
+    stats::start(StatsConfig::default());
+    let forward = nvtx::range("forward");
+    let _ = (x.clone().exp() * 2.0).into_data();
+    drop(forward);
+    let backward = nvtx::range("backward");
+    let options = burn::tensor::ops::ConvOptions::new([1, 1], [0, 0], [1, 1], 1);
+    let _ = burn::tensor::module::conv2d(x, weight, None, options).into_data();
+    drop(backward);
+    stats::stop();
+    let rows = stats::snapshot().rows(GroupBy::OpAndPhase);
+    stats::reset();
+
+    let mut ran: Vec<String> = rows
+        .iter()
+        .filter(|row| row.op == "conv2d" || row.op.starts_with("fused "))
+        .map(|row| format!("{} in {}", row.op, row.phase.clone().unwrap_or_default()))
+        .collect();
+    ran.sort_unstable();
+    assert_eq!(
+        ran,
+        [
+            "conv2d in backward",
+            "fused elementwise[exp, mul_scalar] in forward"
+        ]
+    );
+}
+
 /// Ops fusion does not fuse run later on the fusion thread: they are recorded there, when
 /// they run, under their Burn names.
 #[test]

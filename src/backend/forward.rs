@@ -34,6 +34,7 @@ macro_rules! forward_one {
             static OP: $crate::probe::Op = $crate::probe::Op::waited_for(concat!(stringify!($name), "\0"));
             // One flag check for the call and its await, as for the other ops.
             let flags = $crate::probe::flags();
+            $crate::probe::read_called(&OP, flags);
             let device = match $crate::probe::wants_device(flags) {
                 false => None,
                 true => $crate::backend::forward::op_device!($dev $(($src))?),

@@ -527,6 +527,7 @@ impl<B: Backend> TransactionOps<Self> for Profiled<B> {
         // As for reads: one flag check for the call and its await; the device of the first
         // tensor read.
         let flags = crate::probe::flags();
+        crate::probe::read_called(&OP, flags);
         let device = crate::probe::wants_device(flags)
             .then(|| {
                 use crate::backend::forward::op_device;

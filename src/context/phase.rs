@@ -97,6 +97,17 @@ pub(crate) fn of_op(op: &'static Op) -> u32 {
     innermost(Some(op))
 }
 
+/// `op`, a read or a sync ([`Op::waited_for`]), was asked of this thread: a thread that runs
+/// other threads' work (a fusion thread) has just run everything registered before it. Its
+/// source learns of it as it learns of the ops it runs; the read itself is timed where its
+/// result is awaited.
+#[cfg_attr(not(feature = "fusion"), allow(dead_code))]
+pub(crate) fn asked(op: &'static Op) {
+    if let Some(source) = SOURCE.get() {
+        source(Some(op));
+    }
+}
+
 fn innermost(op: Option<&'static Op>) -> u32 {
     let innermost = STACK.with_borrow(|stack| stack.last().map(|(_, id)| *id));
     innermost.unwrap_or_else(|| outside_ranges(op))
