@@ -94,13 +94,14 @@ pub(crate) fn wants_device(flags: u8) -> bool {
     flags & (SYNC | QUEUED | STATS | TRACE) != 0
 }
 
-/// A read `op` was called on this thread with `flags` on: on a fused backend's fusion thread,
-/// after its stream ran everything registered before it (the read's own guard starts where
-/// the read is awaited).
+/// A read, a transaction or a sync was called on this thread with `flags` (from [`flags`]):
+/// on a fused backend's fusion thread, its stream has just run everything registered before
+/// it. Called before the op's guard starts (a read's starts where it is awaited, on the
+/// reader's thread).
 #[inline(always)]
-pub(crate) fn read_called(op: &'static Op, flags: u8) {
+pub(crate) fn caller_waits(flags: u8) {
     if flags != 0 {
-        phase::asked(op);
+        phase::ran_dry();
     }
 }
 
@@ -506,7 +507,7 @@ fn start<B: Backend>(
         Some(_) => next_instance(),
         None => 0,
     };
-    let phase = phase::of_op(op);
+    let phase = phase::current();
     let queued_memory = match (&queued_on, &memory_launch) {
         (Some(queued_on), Some(memory_launch)) if queued_on.same_as(memory_launch) => {
             Some(QueuedMemory {
@@ -574,7 +575,7 @@ fn start<B: Backend>(
         device_time::op_started(
             id,
             op,
-            (phase::of_op(op), device_id),
+            (phase::current(), device_id),
             shapes.as_deref(),
             started,
         );

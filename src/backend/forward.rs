@@ -31,10 +31,10 @@ macro_rules! forward_one {
     ([read] fn $name:ident($($arg:ident : $ty:ty),*) -> $out:ty => $dev:ident $(($src:ident))?) => {
         #[inline(always)]
         fn $name($($arg: $ty),*) -> impl core::future::Future<Output = $out> + Send {
-            static OP: $crate::probe::Op = $crate::probe::Op::waited_for(concat!(stringify!($name), "\0"));
+            static OP: $crate::probe::Op = $crate::probe::Op::new(concat!(stringify!($name), "\0"));
             // One flag check for the call and its await, as for the other ops.
             let flags = $crate::probe::flags();
-            $crate::probe::read_called(&OP, flags);
+            $crate::probe::caller_waits(flags);
             let device = match $crate::probe::wants_device(flags) {
                 false => None,
                 true => $crate::backend::forward::op_device!($dev $(($src))?),

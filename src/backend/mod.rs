@@ -106,10 +106,16 @@ impl<B: Backend> Backend for Profiled<B> {
     }
 
     fn sync(device: &Self::Device) -> Result<(), ExecutionError> {
-        static OP: crate::probe::Op = crate::probe::Op::waited_for("sync\0");
+        static OP: crate::probe::Op = crate::probe::Op::new("sync\0");
         // With per-op sync on, the device is synced before the range opens too: the range
         // then holds what is left, which is nothing. Per-op sync is for the other ops.
-        let _op = crate::probe::probe!(&OP, B, || Some(device.clone()), Vec::new);
+        let _op = match crate::probe::flags() {
+            0 => crate::probe::OpGuard::<B>::off(),
+            flags => {
+                crate::probe::caller_waits(flags);
+                crate::probe::op::<B>(&OP, flags, || Some(device.clone()), Vec::new)
+            }
+        };
         B::sync(device)
     }
 

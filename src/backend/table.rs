@@ -514,7 +514,7 @@ impl<B: Backend> TransactionOps<Self> for Profiled<B> {
     fn tr_execute(
         transaction: TransactionPrimitive<Self>,
     ) -> impl Future<Output = Result<TransactionPrimitiveData, ExecutionError>> + Send {
-        static OP: crate::probe::Op = crate::probe::Op::waited_for("tr_execute\0");
+        static OP: crate::probe::Op = crate::probe::Op::new("tr_execute\0");
         // `TransactionPrimitive::execute_async` has already taken the read order out, so the
         // four public lists are the whole transaction.
         let TransactionPrimitive {
@@ -527,7 +527,7 @@ impl<B: Backend> TransactionOps<Self> for Profiled<B> {
         // As for reads: one flag check for the call and its await; the device of the first
         // tensor read.
         let flags = crate::probe::flags();
-        crate::probe::read_called(&OP, flags);
+        crate::probe::caller_waits(flags);
         let device = crate::probe::wants_device(flags)
             .then(|| {
                 use crate::backend::forward::op_device;

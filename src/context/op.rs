@@ -18,23 +18,12 @@ pub(crate) type RegisteredName = ();
 pub struct Op {
     name_nul: &'static str,
     c_name: &'static CStr,
-    waited_for: bool,
     pub(crate) registered: RegisteredName,
 }
 
 impl Op {
     /// `name_nul` is the op name followed by one NUL byte.
     pub(crate) const fn new(name_nul: &'static str) -> Self {
-        Self::made(name_nul, false)
-    }
-
-    /// An op its caller waits for, a read or a sync: a fused backend runs it when it is
-    /// asked for, after everything registered before it.
-    pub(crate) const fn waited_for(name_nul: &'static str) -> Self {
-        Self::made(name_nul, true)
-    }
-
-    const fn made(name_nul: &'static str, waited_for: bool) -> Self {
         let c_name = match CStr::from_bytes_with_nul(name_nul.as_bytes()) {
             Ok(c_name) => c_name,
             Err(_) => panic!("an op name must end with its only NUL byte"),
@@ -42,7 +31,6 @@ impl Op {
         Op {
             name_nul,
             c_name,
-            waited_for,
             #[cfg(feature = "nvtx")]
             registered: std::sync::OnceLock::new(),
             #[cfg(not(feature = "nvtx"))]
@@ -53,12 +41,6 @@ impl Op {
     /// The op's name, as in Burn's backend traits: `float_matmul`, `conv2d_weight_backward`, ...
     pub fn name(&self) -> &'static str {
         &self.name_nul[..self.name_nul.len() - 1]
-    }
-
-    /// Whether its caller waits for it ([`Op::waited_for`]).
-    #[cfg_attr(not(feature = "fusion"), allow(dead_code))]
-    pub(crate) fn is_waited_for(&self) -> bool {
-        self.waited_for
     }
 
     #[cfg_attr(not(feature = "nvtx"), allow(dead_code))]

@@ -5,11 +5,6 @@ use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::sync::{LazyLock, Mutex, MutexGuard, PoisonError};
 
-use super::op::Op;
-
-/// The phase of an op (none when asked outside one) on a thread that runs other threads' work.
-pub(crate) type PhaseSource = fn(Option<&'static Op>) -> u32;
-
 thread_local! {
     /// The open ranges of this thread: their names (for order checks) and phase ids.
     static STACK: RefCell<Vec<(String, u32)>> = const { RefCell::new(Vec::new()) };
@@ -19,7 +14,8 @@ thread_local! {
     /// Whether [`INHERITED`] was set by [`inheriting`], which takes precedence over [`SOURCE`].
     static INHERITING: Cell<bool> = const { Cell::new(false) };
     /// Where this thread's phase outside its own ranges comes from, when it runs other
-    /// threads' work as it arrives (a fusion thread): asked at each op, with the op.
+    /// threads' work as it arrives (a fusion thread): asked at each op, and told when the work
+    /// of the current stream ran dry ([`ran_dry`]).
     static SOURCE: Cell<Option<PhaseSource>> = const { Cell::new(None) };
 }
 
@@ -88,35 +84,21 @@ pub(crate) fn open_ranges() -> Vec<String> {
 
 /// The id of this thread's innermost open range (0 outside any).
 pub(crate) fn current() -> u32 {
-    innermost(None)
+    STACK.with_borrow(|stack| stack.last().map_or_else(outside_ranges, |(_, id)| *id))
 }
 
-/// The phase of `op`, running on this thread: [`current`], unless the thread runs other
-/// threads' work, whose source may tell it by the op.
-pub(crate) fn of_op(op: &'static Op) -> u32 {
-    innermost(Some(op))
-}
-
-/// `op`, a read or a sync ([`Op::waited_for`]), was asked of this thread: a thread that runs
-/// other threads' work (a fusion thread) has just run everything registered before it. Its
-/// source learns of it as it learns of the ops it runs; the read itself is timed where its
-/// result is awaited.
-#[cfg_attr(not(feature = "fusion"), allow(dead_code))]
-pub(crate) fn asked(op: &'static Op) {
-    if let Some(source) = SOURCE.get() {
-        source(Some(op));
+fn outside_ranges() -> u32 {
+    match SOURCE.get() {
+        Some(source) if !INHERITING.get() => (source.phase)(),
+        _ => INHERITED.get(),
     }
 }
 
-fn innermost(op: Option<&'static Op>) -> u32 {
-    let innermost = STACK.with_borrow(|stack| stack.last().map(|(_, id)| *id));
-    innermost.unwrap_or_else(|| outside_ranges(op))
-}
-
-fn outside_ranges(op: Option<&'static Op>) -> u32 {
-    match SOURCE.get() {
-        Some(source) if !INHERITING.get() => source(op),
-        _ => INHERITED.get(),
+/// A read or a sync was asked of this thread: a thread that runs other threads' work (a
+/// fusion thread) has just run everything registered before it on the current stream.
+pub(crate) fn ran_dry() {
+    if let Some(source) = SOURCE.get() {
+        (source.ran_dry)();
     }
 }
 
@@ -131,6 +113,15 @@ pub(crate) fn inheriting<T>(phase: u32, work: impl FnOnce() -> T) -> T {
     }
     let _restore = Restore(INHERITED.replace(phase), INHERITING.replace(true));
     work()
+}
+
+/// Where the phase of a thread that runs other threads' work comes from.
+#[derive(Clone, Copy)]
+pub(crate) struct PhaseSource {
+    /// The phase of the op starting now.
+    pub(crate) phase: fn() -> u32,
+    /// The current stream ran everything registered before now.
+    pub(crate) ran_dry: fn(),
 }
 
 /// From now on, this thread's phase outside its own ranges (and outside [`inheriting`]) is

@@ -19,7 +19,6 @@ use std::sync::{LazyLock, Mutex, MutexGuard, OnceLock, PoisonError};
 use burn_backend::StreamId;
 use burn_ir::TensorId;
 
-use crate::context::op::Op;
 use crate::context::phase;
 
 /// The entries kept per stream: a block runs long before this many phase changes pass.
@@ -46,7 +45,10 @@ pub(super) fn on_fusion_thread(device: &impl std::fmt::Debug) {
     if DONE.replace(true) {
         return;
     }
-    phase::source_from(unfused_phase);
+    phase::source_from(phase::PhaseSource {
+        phase: unfused_phase,
+        ran_dry,
+    });
     crate::nvtx::name_current_thread(&format!("fusion {device:?}"));
 }
 
@@ -103,21 +105,21 @@ pub(super) fn block_runs(phase: u32) {
     AFTER_BLOCK.with_borrow_mut(|after| after.insert(StreamId::current(), phase));
 }
 
-/// The phase of `op`, which fusion runs unfused, on the fusion thread. Nothing says when it
-/// was registered: after the stream's queue runs dry on a read or a sync (which run when
-/// asked for, in the phase of the thread that waits for them), ops run as they arrive, in the
-/// phase the stream is in now; after a fused block ran, in the phase of the block's last op.
-/// The fusion thread lags behind the thread registering ops (whenever the device's queue is
+/// The stream ran everything registered before now (a read or a sync was asked of it).
+fn ran_dry() {
+    AFTER_BLOCK.with_borrow_mut(|after| after.remove(&StreamId::current()));
+}
+
+/// The phase of an op fusion runs unfused, on the fusion thread. Nothing says when it was
+/// registered: after the stream's queue ran dry on a read or a sync (which run when asked
+/// for, in the phase of the thread that waits for them), ops run as they arrive, in the phase
+/// the stream is in now; after a fused block ran, in the phase of the block's last op. The
+/// fusion thread lags behind the thread registering ops (whenever the device's queue is
 /// full), so the stream's latest phase would be phases ahead; the block's is out only for the
 /// ops of a new phase that run before its first block.
-fn unfused_phase(op: Option<&'static Op>) -> u32 {
-    let stream = StreamId::current();
-    if op.is_some_and(Op::is_waited_for) {
-        AFTER_BLOCK.with_borrow_mut(|after| after.remove(&stream));
-        return latest_phase();
-    }
+fn unfused_phase() -> u32 {
     AFTER_BLOCK
-        .with_borrow(|after| after.get(&stream).copied())
+        .with_borrow(|after| after.get(&StreamId::current()).copied())
         .unwrap_or_else(latest_phase)
 }
 

@@ -212,7 +212,7 @@ pub(crate) fn record(
     device: u32,
     memory: Option<OpMemory>,
 ) {
-    let phase = phase::of_op(op);
+    let phase = phase::current();
     let memory = memory.filter(|call| memory::note_call(op, (phase, device), *call));
     if warmup::in_warmup() {
         return;
