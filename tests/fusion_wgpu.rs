@@ -262,6 +262,18 @@ fn kind_of(fuser: &str) -> String {
     }
 }
 
+/// `<op> in <phase>` for each row of `rows` (by op and phase) whose op `keep` keeps, sorted:
+/// rows come longest first, and which op took longer is the machine's business.
+fn in_phases(rows: &[stats::Row], keep: impl Fn(&str) -> bool) -> Vec<String> {
+    let mut kept: Vec<String> = rows
+        .iter()
+        .filter(|row| keep(&row.op))
+        .map(|row| format!("{} in {}", row.op, row.phase.clone().unwrap_or_default()))
+        .collect();
+    kept.sort_unstable();
+    kept
+}
+
 /// A forward's last ops run when the next phase's first ops (or its read) flush them: the
 /// block still belongs to the phase its ops were registered in.
 #[test]
@@ -284,15 +296,7 @@ fn a_block_flushed_in_the_next_phase_keeps_the_phase_it_was_registered_in() {
     assert_eq!(read.to_vec::<f32>().unwrap().len(), 4);
     assert_eq!(z.to_vec::<f32>().unwrap().len(), 4);
 
-    let phase_of = |prefix: &str| -> Vec<String> {
-        rows.iter()
-            .filter(|row| row.op.starts_with(prefix))
-            .map(|row| format!("{} in {}", row.op, row.phase.clone().unwrap_or_default()))
-            .collect()
-    };
-    // Rows come longest first, and which block took longer is the machine's business.
-    let mut blocks = phase_of("fused ");
-    blocks.sort_unstable();
+    let blocks = in_phases(&rows, |op| op.starts_with("fused "));
     assert_eq!(
         blocks,
         [
@@ -325,12 +329,7 @@ fn an_unfused_op_gets_the_phase_its_thread_is_in() {
     let rows = stats::snapshot().rows(GroupBy::OpAndPhase);
     stats::reset();
 
-    let mut convs: Vec<String> = rows
-        .iter()
-        .filter(|row| row.op == "conv2d")
-        .map(|row| format!("{} in {}", row.op, row.phase.clone().unwrap_or_default()))
-        .collect();
-    convs.sort_unstable();
+    let convs = in_phases(&rows, |op| op == "conv2d");
     assert_eq!(convs, ["conv2d in backward", "conv2d in forward"]);
 }
 
@@ -386,11 +385,7 @@ fn an_unfused_op_run_after_its_phase_ended_gets_the_phase_of_the_block_before_it
     let rows = stats::snapshot().rows(GroupBy::OpAndPhase);
     stats::reset();
 
-    let ran: Vec<String> = rows
-        .iter()
-        .filter(|row| row.op == "conv2d" || row.op.starts_with("fused "))
-        .map(|row| format!("{} in {}", row.op, row.phase.clone().unwrap_or_default()))
-        .collect();
+    let ran = in_phases(&rows, |op| op == "conv2d" || op.starts_with("fused "));
     assert_eq!(
         ran.len(),
         2,
@@ -424,12 +419,7 @@ fn an_unfused_op_after_a_block_of_two_phases_gets_the_phase_of_the_blocks_last_o
     let rows = stats::snapshot().rows(GroupBy::OpAndPhase);
     stats::reset();
 
-    let mut ran: Vec<String> = rows
-        .iter()
-        .filter(|row| row.op == "conv2d" || row.op.starts_with("fused "))
-        .map(|row| format!("{} in {}", row.op, row.phase.clone().unwrap_or_default()))
-        .collect();
-    ran.sort_unstable();
+    let ran = in_phases(&rows, |op| op == "conv2d" || op.starts_with("fused "));
     assert_eq!(
         ran,
         [
@@ -461,12 +451,7 @@ fn an_unfused_op_after_a_read_does_not_get_the_phase_of_the_block_before_the_rea
     let rows = stats::snapshot().rows(GroupBy::OpAndPhase);
     stats::reset();
 
-    let mut ran: Vec<String> = rows
-        .iter()
-        .filter(|row| row.op == "conv2d" || row.op.starts_with("fused "))
-        .map(|row| format!("{} in {}", row.op, row.phase.clone().unwrap_or_default()))
-        .collect();
-    ran.sort_unstable();
+    let ran = in_phases(&rows, |op| op == "conv2d" || op.starts_with("fused "));
     assert_eq!(
         ran,
         [
