@@ -396,22 +396,26 @@ pub(crate) fn collect() -> Vec<Matched> {
         matching.clocks.advance(reading);
     }
     let clocks = matching.clocks;
-    let on_clock = |ns: u64| clocks.on_shared_clock(ns);
+    let on_clock = |start_ns: u64, end_ns: u64| clocks.interval_on_shared_clock(start_ns, end_ns);
     let matched = matching
         .take_known(launches)
         .into_iter()
         .filter_map(|(id, kernel)| {
             let (launch, _) = launches.by_id.get(&id)?;
-            let call = kernel.call.map(|call| LaunchCall {
-                cbid: call.cbid,
-                tid: calling_thread(call.thread).unwrap_or(launch.tid),
-                start: on_clock(call.start_ns),
-                end: on_clock(call.end_ns),
+            let call = kernel.call.map(|call| {
+                let (start, end) = on_clock(call.start_ns, call.end_ns);
+                LaunchCall {
+                    cbid: call.cbid,
+                    tid: calling_thread(call.thread).unwrap_or(launch.tid),
+                    start,
+                    end,
+                }
             });
+            let (start, end) = on_clock(kernel.start_ns, kernel.end_ns);
             Some(Matched {
                 launch: launch.clone(),
-                start: on_clock(kernel.start_ns),
-                end: on_clock(kernel.end_ns),
+                start,
+                end,
                 kernel,
                 call,
             })
