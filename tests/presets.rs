@@ -69,7 +69,7 @@ fn each_preset_writes_what_it_promises() {
     );
     assert!(
         String::from_utf8_lossy(&output.stdout)
-            .contains("memory over 2 measured steps: host RSS peak "),
+            .contains("memory at the ends of 2 measured steps: host RSS peak "),
         "the closing line"
     );
 

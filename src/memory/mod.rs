@@ -195,7 +195,9 @@ impl MemorySteps {
 }
 
 impl MemoryRun {
-    /// The lines a session ends with: the peaks, per phase with per-op memory.
+    /// The lines a session ends with: the peaks at steps' ends and, with per-op memory, at
+    /// ops' ends and per phase. The stopwatch's "during" figure is sampled within steps, so
+    /// it can be higher than the peak at a step's end.
     pub fn closing_lines(&self) -> String {
         let mut parts = vec![format!(
             "host RSS peak {}",
@@ -221,7 +223,7 @@ impl MemoryRun {
             parts.push(format!("{}: {}", peak.device, op_peak_text(peak)));
         }
         let mut text = format!(
-            "memory over {} measured steps: {}",
+            "memory at the ends of {} measured steps: {}",
             self.steps.len(),
             parts.join("; ")
         );
@@ -290,7 +292,7 @@ impl MemoryRun {
 
 fn op_peak_text(peak: &MemoryPeak) -> String {
     format!(
-        "peak {} in {} ({}), step {}",
+        "peak {} at the end of {} ({}), step {}",
         bytes_text(peak.bytes),
         peak.op,
         peak.phase,
@@ -313,4 +315,66 @@ pub(crate) fn host_now() -> (u64, Option<u64>) {
 /// Publishes the step ops run in now (for peaks and out-of-memory messages).
 pub(crate) fn set_step(step: usize) {
     context_memory::set_step(step);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn device(name: &str, in_use: u64, reserved: u64) -> DeviceSeries {
+        DeviceSeries {
+            device: name.to_owned(),
+            allocations: vec![1],
+            in_use_bytes: vec![in_use],
+            reserved_bytes: vec![reserved],
+            peak_in_use_bytes: in_use,
+            peak_reserved_bytes: reserved,
+        }
+    }
+
+    fn run(devices: Vec<DeviceSeries>, op_peaks: Vec<MemoryPeak>) -> MemoryRun {
+        MemoryRun {
+            steps: vec![3, 4],
+            host: HostSeries {
+                rss_bytes: vec![10 << 20, 12 << 20],
+                in_use_bytes: None,
+                peak_rss_bytes: 12 << 20,
+            },
+            devices,
+            growth: Vec::new(),
+            op_peaks,
+            phase_peaks: Vec::new(),
+            host_allocations_tracked: None,
+        }
+    }
+
+    fn peak(device: &str, op: &str) -> MemoryPeak {
+        MemoryPeak {
+            device: device.to_owned(),
+            bytes: 14 << 20,
+            op: op.to_owned(),
+            phase: "forward".to_owned(),
+            step: 4,
+        }
+    }
+
+    #[test]
+    fn the_closing_line_says_where_each_peak_was_taken() {
+        let on_device = run(
+            vec![device("DefaultDevice", 13 << 20, 16 << 20)],
+            vec![peak("DefaultDevice", "float_zeros")],
+        );
+        assert_eq!(
+            on_device.closing_lines(),
+            "memory at the ends of 2 measured steps: host RSS peak 12.00 MiB; DefaultDevice: \
+             peak 13.00 MiB in use, 16.00 MiB reserved; peak 14.00 MiB at the end of \
+             float_zeros (forward), step 4"
+        );
+        let host_only = run(Vec::new(), vec![peak("Cpu", "conv2d")]);
+        assert_eq!(
+            host_only.closing_lines(),
+            "memory at the ends of 2 measured steps: host RSS peak 12.00 MiB; Cpu: peak \
+             14.00 MiB at the end of conv2d (forward), step 4"
+        );
+    }
 }

@@ -237,7 +237,7 @@ pub fn html(run: &Run) -> String {
             let peak = values.iter().copied().fold(0.0, f64::max);
             let _ = write!(
                 page,
-                "<h3>{}: peak {}</h3>{}",
+                "<h3>{} at each step's end: peak {}</h3>{}",
                 escape(&name),
                 bytes_text(peak as u64),
                 line_chart(&format!("memory-{at}"), &values, |b| bytes_text(b as u64))
