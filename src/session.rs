@@ -211,6 +211,10 @@ impl Session {
         if let Some(note) = registration_times_note(&B::name(device)) {
             eprintln!("{note}");
         }
+        let ranges_on = config.nvtx.user_ranges || config.nvtx.op_ranges;
+        if let Some(note) = no_nvtx_tool_note(ranges_on, crate::sinks::op_ranges::reach_a_tool()) {
+            eprintln!("{note}");
+        }
         let out_dir: PathBuf = out_dir.into();
         if config.dump.enabled {
             crate::dump::global::enable(
@@ -589,6 +593,40 @@ fn registration_times_note(backend: &str) -> Option<String> {
              Profiled inside Fusion."
         )
     })
+}
+
+/// What a session whose config asks for NVTX ranges says once at its start when nothing
+/// takes them (no NVTX tool attached, or the `nvtx` feature off): that they go nowhere, how to
+/// see them, and that the rest of the session needs no tool.
+fn no_nvtx_tool_note(ranges_on: bool, tool_attached: bool) -> Option<String> {
+    let why = if !cfg!(feature = "nvtx") {
+        "this build has no `nvtx` feature, so NVTX ranges compile to nothing"
+    } else {
+        "no NVTX tool is attached to this process, so its NVTX ranges go nowhere and cost \
+         nothing; run it under `nsys profile --trace=nvtx,cuda` to see them"
+    };
+    (ranges_on && !tool_attached)
+        .then(|| format!("burn-profiled: {why}. The op table and trace.json need no tool."))
+}
+
+#[cfg(test)]
+mod no_nvtx_tool_note_tests {
+    use super::no_nvtx_tool_note;
+
+    #[test]
+    #[cfg(feature = "nvtx")]
+    fn ranges_that_reach_no_tool_are_told_once_with_what_to_run() {
+        assert_eq!(
+            no_nvtx_tool_note(true, false).as_deref(),
+            Some(
+                "burn-profiled: no NVTX tool is attached to this process, so its NVTX ranges go \
+                 nowhere and cost nothing; run it under `nsys profile --trace=nvtx,cuda` to see \
+                 them. The op table and trace.json need no tool."
+            )
+        );
+        assert_eq!(no_nvtx_tool_note(true, true), None, "a tool takes them");
+        assert_eq!(no_nvtx_tool_note(false, false), None, "no ranges asked for");
+    }
 }
 
 #[cfg(test)]

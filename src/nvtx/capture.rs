@@ -103,9 +103,14 @@ fn profiler_api(_switch: Switch) {
     note_once("built without the `cuda` feature");
 }
 
-/// Tells once per process why `--capture-range=cudaProfilerApi` will not see the capture.
+/// Tells once per process why `--capture-range=cudaProfilerApi` will not see the capture;
+/// nothing when no NVTX tool is attached (no profiler is there to capture, which a session
+/// says itself).
 fn note_once(reason: &str) {
     static NOTED: std::sync::Once = std::sync::Once::new();
+    if !crate::sinks::op_ranges::reach_a_tool() {
+        return;
+    }
     NOTED.call_once(|| {
         eprintln!(
             "burn-profiled: capture uses the NVTX range `{CAPTURE_RANGE}` only ({reason}); \
