@@ -93,6 +93,11 @@ fn run_recorded(name: &str, args: &[&str], backend: &str, out: &Path) -> Vec<Row
         "{} is not the Wgpu build: {build}\n{stdout}",
         example.display()
     );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        !stderr.contains("no NVTX tool"),
+        "the recorder is the tool: {stderr}"
+    );
     rows(&std::fs::read_to_string(&tsv).unwrap())
 }
 

@@ -41,6 +41,11 @@ fn each_preset_writes_what_it_promises() {
     assert_eq!(files(&out), ["run.json"]);
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(!stdout.contains("Stopwatch"), "train measures nothing");
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr),
+        "",
+        "train asks for no ranges, so nothing is said of a tool"
+    );
     let run_json = json(&out.join("run.json"));
     assert_eq!(run_json["steps"], 4);
     assert_eq!(run_json["burn_version"], "0.21.0");
@@ -75,10 +80,14 @@ fn each_preset_writes_what_it_promises() {
 
     let out = dir.path().join("profile");
     let output = run(&["--steps", "5", "--preset", "profile"], &out);
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert_eq!(
+        stderr,
+        "burn-profiled: no NVTX tool is attached to this process, so its NVTX ranges go nowhere \
+         and cost nothing; run it under `nsys profile --trace=nvtx,cuda` to see them. The op \
+         table and trace.json need no tool.\n",
+        "outside nsys, profile's ranges are said to reach no tool, and nothing more"
     );
     assert_eq!(
         files(&out),

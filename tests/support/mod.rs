@@ -30,7 +30,7 @@ pub fn built(relative: &str, hint: &str) -> PathBuf {
 }
 
 /// Runs the `train` example (built by `cargo test`) with `args`, writing to `out`, outside any
-/// `BURN_PROFILED` of the caller's.
+/// `BURN_PROFILED` and NVTX tool of the caller's.
 pub fn run_train_example(args: &[&str], out: &std::path::Path) -> std::process::Output {
     std::process::Command::new(built(
         "examples/train",
@@ -40,6 +40,7 @@ pub fn run_train_example(args: &[&str], out: &std::path::Path) -> std::process::
     .arg("--out")
     .arg(out)
     .env_remove("BURN_PROFILED")
+    .env_remove("NVTX_INJECTION64_PATH")
     .output()
     .expect("the example runs")
 }
