@@ -60,9 +60,56 @@ fn the_session_writes_the_report_and_the_command_writes_the_same() {
     for chart in ["step-times", "phases", "top-ops", "memory-0"] {
         assert!(written.contains(&format!("<svg id=\"{chart}\"")), "{chart}");
     }
+    // 8 steps, 3 of them warm-up: the line charts run from step 3 to step 7, each point
+    // with its step on hover.
+    for chart in ["step-times", "memory-0"] {
+        let svg = &written[written.find(&format!("<svg id=\"{chart}\"")).unwrap()..];
+        let svg = &svg[..svg.find("</svg>").unwrap()];
+        assert!(
+            svg.contains(">step 3</text>") && svg.contains(">step 7</text>"),
+            "{svg}"
+        );
+        let hovered: Vec<&str> = svg
+            .split("<title>")
+            .skip(1)
+            .map(|title| title.split(':').next().unwrap())
+            .collect();
+        assert_eq!(
+            hovered,
+            ["step 3", "step 4", "step 5", "step 6", "step 7"],
+            "{chart}"
+        );
+    }
     assert!(
         !written.contains("http://") && !written.contains("https://") && !written.contains(" src="),
         "self-contained: nothing loaded from elsewhere"
+    );
+}
+
+#[test]
+fn the_header_gives_the_wall_time_in_its_unit() {
+    let root = tempfile::tempdir().unwrap();
+    let run = root.path().join("run");
+    std::fs::create_dir_all(&run).unwrap();
+    std::fs::write(
+        run.join("run.json"),
+        json!({
+            "format_version": 1, "backend": "autodiff<profiled<ndarray>>", "device": "Cpu",
+            "steps": 8, "measured_steps": 2, "wall_seconds": 0.370808758, "step_seconds": [0.01, 0.02],
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let output = report(&[run.as_os_str()]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let html = std::fs::read_to_string(run.join("report.html")).unwrap();
+    assert!(
+        html.contains("<tr><td>wall time</td><td>370.809 ms</td></tr>"),
+        "{html}"
     );
 }
 

@@ -83,37 +83,77 @@ fn shorten(label: &str, chars: usize) -> String {
     }
 }
 
-/// A line chart of `values` over their index, with a label per axis end.
-fn line_chart(id: &str, values: &[f64], text: impl Fn(f64) -> String) -> String {
+/// The most points of a line chart that get a circle with their step and value on hover.
+const MAX_HOVER_POINTS: usize = 2000;
+
+/// A line chart of `values`, the value of each step of `steps` (as many), with the largest
+/// value and 0 on the vertical axis, the first and last step on the horizontal one, and each
+/// point's step and value on hover (up to [`MAX_HOVER_POINTS`] points).
+fn line_chart(id: &str, values: &[f64], steps: &[u64], text: impl Fn(f64) -> String) -> String {
     let (width, height) = (760.0, 200.0);
     let max = values
         .iter()
         .copied()
         .fold(0.0, f64::max)
         .max(f64::MIN_POSITIVE);
-    let step = match values.len() {
+    let spacing = match values.len() {
         0 | 1 => 0.0,
         n => (width - 80.0) / (n - 1) as f64,
+    };
+    let at = |index: usize, value: f64| {
+        (
+            70.0 + index as f64 * spacing,
+            height - 30.0 - value / max * (height - 50.0),
+        )
     };
     let points: Vec<String> = values
         .iter()
         .enumerate()
-        .map(|(at, v)| {
-            format!(
-                "{:.1},{:.1}",
-                70.0 + at as f64 * step,
-                height - 20.0 - v / max * (height - 40.0)
-            )
+        .map(|(index, v)| {
+            let (x, y) = at(index, *v);
+            format!("{x:.1},{y:.1}")
         })
         .collect();
-    format!(
+    let mut chart = format!(
         "<svg id=\"{id}\" class=\"chart\" width=\"{width}\" height=\"{height}\" role=\"img\">\
          <text x=\"0\" y=\"24\">{}</text><text x=\"0\" y=\"{}\">0</text>\
-         <polyline fill=\"none\" stroke=\"#4a7fb5\" stroke-width=\"1.5\" points=\"{}\"/></svg>",
+         <polyline fill=\"none\" stroke=\"#4a7fb5\" stroke-width=\"1.5\" points=\"{}\"/>",
         escape(&text(max)),
-        height - 20.0,
+        height - 30.0,
         points.join(" ")
-    )
+    );
+    if let (Some(first), Some(last)) = (steps.first(), steps.last()) {
+        let _ = write!(
+            chart,
+            "<text x=\"70\" y=\"{height}\" dy=\"-6\">step {first}</text>\
+             <text x=\"{}\" y=\"{height}\" dy=\"-6\" text-anchor=\"end\">step {last}</text>",
+            width - 10.0
+        );
+    }
+    if values.len() <= MAX_HOVER_POINTS {
+        for (index, (value, step)) in values.iter().zip(steps).enumerate() {
+            let (x, y) = at(index, *value);
+            let _ = write!(
+                chart,
+                "<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"2.5\" fill=\"#4a7fb5\">\
+                 <title>step {step}: {}</title></circle>",
+                escape(&text(*value))
+            );
+        }
+    }
+    chart.push_str("</svg>");
+    chart
+}
+
+/// The steps of `run`'s step times: the last `step_seconds.len()` of its steps (warm-up
+/// steps come first and are not timed), counted from 0 with warm-up as `run.json` counts them.
+fn measured_steps(run: &Run) -> Vec<u64> {
+    let timed = run.step_seconds.len() as u64;
+    let first = run.summary["steps"]
+        .as_u64()
+        .unwrap_or(timed)
+        .saturating_sub(timed);
+    (first..first + timed).collect()
 }
 
 /// Writes the report of `run` to `path` (whole or not at all: through a temporary file).
@@ -139,20 +179,19 @@ pub fn html(run: &Run) -> String {
          <style>{STYLE}</style></head><body><h1>burn-profiled run</h1><table class=\"meta\">",
         escape(&run.dir.display().to_string())
     );
-    for (label, key) in [
-        ("backend", "backend"),
-        ("device", "device"),
-        ("steps", "steps"),
-        ("measured steps", "measured_steps"),
-        ("wall time (s)", "wall_seconds"),
-        ("burn-profiled", "crate_version"),
-        ("burn", "burn_version"),
+    let wall_time = summary["wall_seconds"]
+        .as_f64()
+        .map_or_else(|| "-".to_owned(), |seconds| time_text(seconds * 1e9));
+    for (label, value) in [
+        ("backend", field("backend")),
+        ("device", field("device")),
+        ("steps", field("steps")),
+        ("measured steps", field("measured_steps")),
+        ("wall time", wall_time),
+        ("burn-profiled", field("crate_version")),
+        ("burn", field("burn_version")),
     ] {
-        let _ = write!(
-            page,
-            "<tr><td>{label}</td><td>{}</td></tr>",
-            escape(&field(key))
-        );
+        let _ = write!(page, "<tr><td>{label}</td><td>{}</td></tr>", escape(&value));
     }
     page.push_str("</table>");
 
@@ -166,7 +205,9 @@ pub fn html(run: &Run) -> String {
             "<p>median {} over {} measured steps</p>{}",
             time_text(median * 1e9),
             run.step_seconds.len(),
-            line_chart("step-times", &run.step_seconds, |s| time_text(s * 1e9))
+            line_chart("step-times", &run.step_seconds, &measured_steps(run), |s| {
+                time_text(s * 1e9)
+            })
         );
     }
 
@@ -220,6 +261,10 @@ pub fn html(run: &Run) -> String {
     let memory = &summary["memory"];
     if memory.is_object() {
         page.push_str("<h2>Memory</h2>");
+        let memory_steps: Vec<u64> = memory["steps"]
+            .as_array()
+            .map(|steps| steps.iter().filter_map(Value::as_u64).collect())
+            .unwrap_or_default();
         let mut series = vec![("host RSS".to_owned(), &memory["host"]["rss_bytes"])];
         if let Some(devices) = memory["devices"].as_array() {
             series.extend(devices.iter().map(|d| {
@@ -240,7 +285,9 @@ pub fn html(run: &Run) -> String {
                 "<h3>{} at each step's end: peak {}</h3>{}",
                 escape(&name),
                 bytes_text(peak as u64),
-                line_chart(&format!("memory-{at}"), &values, |b| bytes_text(b as u64))
+                line_chart(&format!("memory-{at}"), &values, &memory_steps, |b| {
+                    bytes_text(b as u64)
+                })
             );
         }
         for growth in memory["growth"].as_array().into_iter().flatten() {
