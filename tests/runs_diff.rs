@@ -160,6 +160,67 @@ fn a_slower_run_fails_the_check_and_the_same_steps_are_no_change() {
     assert!(stdout.starts_with("step time: 3.0% slower"), "{stdout}");
 }
 
+/// Sets `fields` in the `run.json` of `dir`.
+fn amend_run(dir: &Path, fields: serde_json::Value) {
+    let path = dir.join("run.json");
+    let mut run: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    for (key, value) in fields.as_object().unwrap() {
+        run[key] = value.clone();
+    }
+    std::fs::write(&path, run.to_string()).unwrap();
+}
+
+#[test]
+fn runs_of_another_backend_or_setting_say_so_before_the_ops() {
+    let root = tempfile::tempdir().unwrap();
+    let (before, after) = (root.path().join("before"), root.path().join("after"));
+    write_run(&before, &steps(10.0), &[("float_exp", "forward", 40.0)]);
+    write_run(&after, &steps(10.0), &[("float_exp", "forward", 40.0)]);
+    amend_run(
+        &before,
+        json!({"burn_version": "0.21.0", "config": {
+            "nvtx": {"per_op_sync": false, "op_ranges": true},
+            "stats": {"by_shapes": false, "device_time": false},
+            "memory": {"per_op": false},
+        }}),
+    );
+    amend_run(
+        &after,
+        json!({"backend": "fusion<profiled<cubecl<wgpu>>>", "burn_version": "0.21.0", "config": {
+            "nvtx": {"per_op_sync": true, "op_ranges": true},
+            "stats": {"by_shapes": false},
+            "memory": {"per_op": false, "device_limit_mib": 100},
+        }}),
+    );
+    let (stdout, stderr) = text(&diff(&before, &after, &[]));
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(
+        &lines[1..4],
+        [
+            "the runs differ in:",
+            "  backend: autodiff<profiled<ndarray>> -> fusion<profiled<cubecl<wgpu>>>",
+            "  config nvtx.per_op_sync: false -> true",
+        ],
+        "settings only one run recorded are left out: {stdout}{stderr}"
+    );
+    assert!(lines[4].starts_with("ops, host time per step"), "{stdout}");
+
+    let page = root.path().join("diff.html");
+    diff(&before, &after, &["--html", page.to_str().unwrap()]);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("<tr><td class=\"name\">config nvtx.per_op_sync</td><td class=\"name\">false</td><td class=\"name\">true</td></tr>"),
+        "{html}"
+    );
+
+    let (stdout, _) = text(&diff(&before, &before, &[]));
+    assert!(
+        !stdout.contains("differ in"),
+        "a run against itself: {stdout}"
+    );
+}
+
 #[test]
 fn unusable_input_exits_2_naming_the_file_and_why() {
     let root = tempfile::tempdir().unwrap();

@@ -1,8 +1,11 @@
 //! Two runs compared: the step time with a verdict that accounts for noise, and per op and
 //! phase the time per step before and after, with the ops only one run has (what a fusion or a
-//! rewrite removed or added), device time and memory peaks when both have them.
+//! rewrite removed or added), device time and memory peaks when both have them, and what the
+//! runs were run with that differs (backend, versions, settings).
 
 use std::fmt;
+
+use serde_json::Value;
 
 use super::{OpRow, Run, noise, time_text};
 use crate::sinks::stats::bytes_text;
@@ -123,7 +126,75 @@ pub struct Diff {
     pub both_have_ops: bool,
     /// Memory peaks both runs have: name, before, after (bytes).
     pub memory: Vec<(String, u64, u64)>,
+    /// What the runs were run with that differs: the backend, device and versions, and each
+    /// setting of the configuration both runs recorded.
+    pub differences: Vec<Difference>,
     settings: DiffSettings,
+}
+
+/// One thing two runs were run with that differs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Difference {
+    /// What it is: `backend`, `device`, `burn`, `burn-profiled`, or a setting as
+    /// `config <section>.<key>`.
+    pub what: String,
+    /// Its value before and after, as `run.json` has it.
+    pub before: String,
+    /// See `before`.
+    pub after: String,
+}
+
+/// What `before` and `after` (`run.json` as read) were run with that differs. A setting only
+/// one run recorded (a run of an older version) is left out: its absence says nothing of
+/// what that run did.
+fn differences(before: &Value, after: &Value) -> Vec<Difference> {
+    let text = |value: &Value| match value {
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
+    };
+    let mut found = Vec::new();
+    for (key, what) in [
+        ("backend", "backend"),
+        ("device", "device"),
+        ("burn_version", "burn"),
+        ("crate_version", "burn-profiled"),
+    ] {
+        if let (Some(b), Some(a)) = (before.get(key), after.get(key))
+            && b != a
+        {
+            found.push(Difference {
+                what: what.to_owned(),
+                before: text(b),
+                after: text(a),
+            });
+        }
+    }
+    let (Some(before), Some(after)) = (
+        before.get("config").and_then(Value::as_object),
+        after.get("config").and_then(Value::as_object),
+    ) else {
+        return found;
+    };
+    for (section, settings) in before {
+        let (Some(settings), Some(other)) = (
+            settings.as_object(),
+            after.get(section).and_then(Value::as_object),
+        ) else {
+            continue;
+        };
+        for (key, b) in settings {
+            if let Some(a) = other.get(key)
+                && a != b
+            {
+                found.push(Difference {
+                    what: format!("config {section}.{key}"),
+                    before: text(b),
+                    after: text(a),
+                });
+            }
+        }
+    }
+    found
 }
 
 /// Compares `after` with `before`.
@@ -220,6 +291,7 @@ pub fn compare(before: &Run, after: &Run, settings: DiffSettings) -> Diff {
         ops,
         both_have_ops: before.has_ops && after.has_ops,
         memory,
+        differences: differences(&before.summary, &after.summary),
         settings,
     }
 }
@@ -274,6 +346,16 @@ impl fmt::Display for Diff {
             )?;
         }
         writeln!(f)?;
+        if !self.differences.is_empty() {
+            writeln!(f, "the runs differ in:")?;
+            for difference in &self.differences {
+                writeln!(
+                    f,
+                    "  {}: {} -> {}",
+                    difference.what, difference.before, difference.after
+                )?;
+            }
+        }
         if !self.both_have_ops {
             return writeln!(
                 f,

@@ -397,6 +397,19 @@ pub fn diff_html(diff: &Diff, before: &Run, after: &Run) -> String {
             diff.steps.1
         );
     }
+    if !diff.differences.is_empty() {
+        page.push_str("<h2>The runs differ in</h2><table id=\"differences\"><thead><tr><th class=\"name\">what</th><th class=\"name\">before</th><th class=\"name\">after</th></tr></thead><tbody>");
+        for difference in &diff.differences {
+            let _ = write!(
+                page,
+                "<tr><td class=\"name\">{}</td><td class=\"name\">{}</td><td class=\"name\">{}</td></tr>",
+                escape(&difference.what),
+                escape(&difference.before),
+                escape(&difference.after)
+            );
+        }
+        page.push_str("</tbody></table>");
+    }
     if diff.both_have_ops {
         page.push_str("<h2>Ops, host time per step</h2><table id=\"ops\"><thead><tr><th class=\"name\">op</th><th class=\"name\">phase</th><th>before</th><th>after</th><th>change</th><th>ratio</th></tr></thead><tbody>");
         for op in &diff.ops {
