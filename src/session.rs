@@ -211,8 +211,11 @@ impl Session {
         if let Some(note) = registration_times_note(&B::name(device)) {
             eprintln!("{note}");
         }
-        let ranges_on = config.nvtx.user_ranges || config.nvtx.op_ranges;
-        if let Some(note) = no_nvtx_tool_note(ranges_on, crate::sinks::op_ranges::reach_a_tool()) {
+        // Op ranges look for a tool when switched on; only they do, as looking registers the
+        // domain `burn` in the tool.
+        if config.nvtx.op_ranges
+            && let Some(note) = no_nvtx_tool_note(crate::sinks::op_ranges::reach_a_tool())
+        {
             eprintln!("{note}");
         }
         let out_dir: PathBuf = out_dir.into();
@@ -595,17 +598,17 @@ fn registration_times_note(backend: &str) -> Option<String> {
     })
 }
 
-/// What a session whose config asks for NVTX ranges says once at its start when nothing
-/// takes them (no NVTX tool attached, or the `nvtx` feature off): that they go nowhere, how to
-/// see them, and that the rest of the session needs no tool.
-fn no_nvtx_tool_note(ranges_on: bool, tool_attached: bool) -> Option<String> {
+/// What a session whose config asks for op ranges says once at its start when nothing takes
+/// them (no NVTX tool attached, or the `nvtx` feature off): that they go nowhere, how to see
+/// them, and that the rest of the session needs no tool.
+fn no_nvtx_tool_note(tool_attached: bool) -> Option<String> {
     let why = if !cfg!(feature = "nvtx") {
         "this build has no `nvtx` feature, so NVTX ranges compile to nothing"
     } else {
         "no NVTX tool is attached to this process, so its NVTX ranges go nowhere and cost \
          nothing; run it under `nsys profile --trace=nvtx,cuda` to see them"
     };
-    (ranges_on && !tool_attached)
+    (!tool_attached)
         .then(|| format!("burn-profiled: {why}. The op table and trace.json need no tool."))
 }
 
@@ -617,15 +620,14 @@ mod no_nvtx_tool_note_tests {
     #[cfg(feature = "nvtx")]
     fn ranges_that_reach_no_tool_are_told_once_with_what_to_run() {
         assert_eq!(
-            no_nvtx_tool_note(true, false).as_deref(),
+            no_nvtx_tool_note(false).as_deref(),
             Some(
                 "burn-profiled: no NVTX tool is attached to this process, so its NVTX ranges go \
                  nowhere and cost nothing; run it under `nsys profile --trace=nvtx,cuda` to see \
                  them. The op table and trace.json need no tool."
             )
         );
-        assert_eq!(no_nvtx_tool_note(true, true), None, "a tool takes them");
-        assert_eq!(no_nvtx_tool_note(false, false), None, "no ranges asked for");
+        assert_eq!(no_nvtx_tool_note(true), None, "a tool takes them");
     }
 }
 

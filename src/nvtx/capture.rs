@@ -104,11 +104,11 @@ fn profiler_api(_switch: Switch) {
 }
 
 /// Tells once per process why `--capture-range=cudaProfilerApi` will not see the capture;
-/// nothing when no NVTX tool is attached (no profiler is there to capture, which a session
-/// says itself).
+/// nothing when op ranges found no NVTX tool attached (no profiler is there to capture, which
+/// a session says itself).
 fn note_once(reason: &str) {
     static NOTED: std::sync::Once = std::sync::Once::new();
-    if !crate::sinks::op_ranges::reach_a_tool() {
+    if crate::sinks::op_ranges::tool_found() == Some(false) {
         return;
     }
     NOTED.call_once(|| {

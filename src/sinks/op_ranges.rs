@@ -51,13 +51,20 @@ mod imp {
     /// NVTX loads its tool, or none, at its first call; without one its calls do nothing.
     /// A registered string's handle, like a domain's, is null then.
     pub(crate) fn reach_a_tool() -> bool {
-        static REACHED: OnceLock<bool> = OnceLock::new();
         *REACHED.get_or_init(|| {
             let handle: sys::ffi::nvtxStringHandle_t =
                 sys::domain_register_string_ascii(domain(), super::DOMAIN_C).into();
             !handle.is_null()
         })
     }
+
+    /// What [`reach_a_tool`] found, if it was asked: asking registers the domain `burn` and a
+    /// string in it, which a tool sees.
+    pub(crate) fn tool_found() -> Option<bool> {
+        REACHED.get().copied()
+    }
+
+    static REACHED: OnceLock<bool> = OnceLock::new();
 }
 
 #[cfg(not(feature = "nvtx"))]
@@ -69,9 +76,12 @@ mod imp {
     pub(crate) fn reach_a_tool() -> bool {
         false
     }
+    pub(crate) fn tool_found() -> Option<bool> {
+        Some(false)
+    }
 }
 
-pub(crate) use imp::{pop_op, push_op, reach_a_tool};
+pub(crate) use imp::{pop_op, push_op, reach_a_tool, tool_found};
 
 /// The NVTX domain of op ranges.
 pub(crate) const DOMAIN: &str = "burn";
