@@ -60,6 +60,10 @@ fn the_session_writes_the_report_and_the_command_writes_the_same() {
     for chart in ["step-times", "phases", "top-ops", "memory-0"] {
         assert!(written.contains(&format!("<svg id=\"{chart}\"")), "{chart}");
     }
+    assert!(
+        !written.contains("-device\""),
+        "no device-time charts without device time"
+    );
     // 8 steps, 3 of them warm-up: the line charts run from step 3 to step 7, each point
     // with its step on hover.
     for chart in ["step-times", "memory-0"] {
@@ -110,6 +114,81 @@ fn the_header_gives_the_wall_time_in_its_unit() {
     assert!(
         html.contains("<tr><td>wall time</td><td>370.809 ms</td></tr>"),
         "{html}"
+    );
+}
+
+/// The labels and values of the bar chart `id` in `html`, in order.
+fn bars(html: &str, id: &str) -> Vec<String> {
+    let svg = &html[html
+        .find(&format!("<svg id=\"{id}\""))
+        .unwrap_or_else(|| panic!("no chart {id}"))..];
+    let svg = &svg[..svg.find("</svg>").unwrap()];
+    svg.split("<text ")
+        .skip(1)
+        .map(|text| text[text.find('>').unwrap() + 1..text.find("</text>").unwrap()].to_owned())
+        .collect()
+}
+
+#[test]
+fn with_device_time_the_report_shows_where_the_kernels_time_goes_before_the_host_time() {
+    let root = tempfile::tempdir().unwrap();
+    let run = root.path().join("run");
+    std::fs::create_dir_all(&run).unwrap();
+    std::fs::write(
+        run.join("run.json"),
+        json!({"format_version": 1, "backend": "autodiff<profiled<cuda>>", "measured_steps": 2,
+               "step_seconds": [0.01, 0.01]})
+        .to_string(),
+    )
+    .unwrap();
+    // On a GPU the launches are cheap and the host waits in `sync`: host and device time
+    // tell different stories.
+    let row = |op: &str, phase: &str, host_us: u64, device_us: Option<u64>| {
+        json!({"op": op, "phase": phase, "calls": 2, "total_ns": host_us * 1000,
+               "device_total_ns": device_us.map(|us| us * 1000)})
+    };
+    std::fs::write(
+        run.join("ops.json"),
+        json!({"format_version": 1, "rows": [
+            row("sync", "step", 9000, None),
+            row("float_matmul", "forward", 40, Some(6000)),
+            row("conv2d", "forward", 60, Some(2000)),
+            row("conv2d_x_backward", "backward", 50, Some(3000)),
+        ]})
+        .to_string(),
+    )
+    .unwrap();
+    let output = report(&[run.as_os_str()]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let html = std::fs::read_to_string(run.join("report.html")).unwrap();
+    assert_eq!(
+        bars(&html, "phases-device"),
+        ["forward", "4.000 ms", "backward", "1.500 ms"]
+    );
+    assert_eq!(
+        bars(&html, "top-ops-device"),
+        [
+            "float_matmul",
+            "3.000 ms",
+            "conv2d_x_backward",
+            "1.500 ms",
+            "conv2d",
+            "1.000 ms"
+        ]
+    );
+    assert_eq!(
+        bars(&html, "phases"),
+        [
+            "step", "4.500 ms", "forward", "50.0 us", "backward", "25.0 us"
+        ]
+    );
+    assert!(
+        html.find("id=\"phases-device\"") < html.find("id=\"phases\""),
+        "device time comes first"
     );
 }
 

@@ -145,6 +145,28 @@ fn line_chart(id: &str, values: &[f64], steps: &[u64], text: impl Fn(f64) -> Str
     chart
 }
 
+/// Of `rows`, the sum of `time` per `key` (rows without a time left out), per measured step
+/// of `steps`, largest first.
+fn per_step(
+    rows: &[OpRow],
+    steps: usize,
+    key: impl Fn(&OpRow) -> String,
+    time: impl Fn(&OpRow) -> Option<u64>,
+) -> Vec<(String, f64)> {
+    let mut sums: BTreeMap<String, f64> = BTreeMap::new();
+    for row in rows {
+        if let Some(ns) = time(row) {
+            *sums.entry(key(row)).or_default() += ns as f64;
+        }
+    }
+    let mut bars: Vec<(String, f64)> = sums
+        .into_iter()
+        .map(|(key, ns)| (key, ns / steps.max(1) as f64))
+        .collect();
+    bars.sort_by(|a, b| b.1.total_cmp(&a.1));
+    bars
+}
+
 /// The steps of `run`'s step times: the last `step_seconds.len()` of its steps (warm-up
 /// steps come first and are not timed), counted from 0 with warm-up as `run.json` counts them.
 fn measured_steps(run: &Run) -> Vec<u64> {
@@ -212,32 +234,47 @@ pub fn html(run: &Run) -> String {
     }
 
     if run.has_ops {
-        let mut phases: BTreeMap<&str, f64> = BTreeMap::new();
-        let mut ops: BTreeMap<&str, f64> = BTreeMap::new();
-        for row in &run.ops {
-            *phases.entry(&row.phase).or_default() += row.total_ns as f64;
-            *ops.entry(&row.op).or_default() += row.total_ns as f64;
-        }
-        let steps = run.measured_steps.max(1) as f64;
-        let by_value = |map: BTreeMap<&str, f64>| {
-            let mut bars: Vec<(String, f64)> = map
-                .into_iter()
-                .map(|(k, v)| (k.to_owned(), v / steps))
-                .collect();
-            bars.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let steps = run.measured_steps;
+        let phase = |row: &OpRow| row.phase.clone();
+        let op = |row: &OpRow| row.op.clone();
+        let top_ten = |mut bars: Vec<(String, f64)>| {
+            bars.truncate(10);
             bars
         };
+        // On a GPU an op's host time is mostly its launch: where device time was recorded,
+        // where the kernels' time goes comes first.
+        if run.ops.iter().any(|row| row.device_total_ns.is_some()) {
+            let device = |row: &OpRow| row.device_total_ns;
+            let _ = write!(
+                page,
+                "<h2>Where a step's device time goes, by phase</h2><p>device time of the ops' \
+                 kernels per measured step</p>{}<h2>Top ops by device time</h2>{}",
+                bar_chart(
+                    "phases-device",
+                    &per_step(&run.ops, steps, phase, device),
+                    time_text
+                ),
+                bar_chart(
+                    "top-ops-device",
+                    &top_ten(per_step(&run.ops, steps, op, device)),
+                    time_text
+                )
+            );
+        }
+        let host = |row: &OpRow| Some(row.total_ns);
         let _ = write!(
             page,
             "<h2>Where a step's time goes, by phase</h2><p>host time of the ops per measured step</p>{}",
-            bar_chart("phases", &by_value(phases), time_text)
+            bar_chart("phases", &per_step(&run.ops, steps, phase, host), time_text)
         );
-        let mut top = by_value(ops);
-        top.truncate(10);
         let _ = write!(
             page,
             "<h2>Top ops</h2>{}",
-            bar_chart("top-ops", &top, time_text)
+            bar_chart(
+                "top-ops",
+                &top_ten(per_step(&run.ops, steps, op, host)),
+                time_text
+            )
         );
         page.push_str(&op_table(&run.ops));
     }
