@@ -221,6 +221,80 @@ fn runs_of_another_backend_or_setting_say_so_before_the_ops() {
     );
 }
 
+/// Writes the `ops.json` of `dir` with rows `(op, phase, host ms, device ms)` per step, of
+/// 20 measured steps.
+fn write_ops_with_device_time(dir: &Path, ops: &[(&str, &str, f64, Option<f64>)]) {
+    let rows: Vec<_> = ops
+        .iter()
+        .map(|(op, phase, host, device)| {
+            json!({"op": op, "phase": phase, "calls": 20, "total_ns": (host * 20e6) as u64,
+                   "device_total_ns": device.map(|ms| (ms * 20e6) as u64)})
+        })
+        .collect();
+    let ops = json!({"format_version": 1, "total_calls": 0, "total_ns": 0, "rows": rows});
+    std::fs::write(dir.join("ops.json"), ops.to_string()).unwrap();
+}
+
+#[test]
+fn with_device_time_in_both_runs_the_ops_are_also_compared_by_it() {
+    let root = tempfile::tempdir().unwrap();
+    let (before, after) = (root.path().join("before"), root.path().join("after"));
+    write_run(&before, &steps(10.0), &[]);
+    write_run(&after, &steps(8.5), &[]);
+    // A faster matmul kernel: its launch takes as long, the host waits less in `sync`.
+    write_ops_with_device_time(
+        &before,
+        &[
+            ("sync", "step", 8.0, None),
+            ("float_matmul", "forward", 0.5, Some(6.0)),
+            ("conv2d", "forward", 0.5, Some(2.0)),
+        ],
+    );
+    write_ops_with_device_time(
+        &after,
+        &[
+            ("sync", "step", 6.5, None),
+            ("float_matmul", "forward", 0.5, Some(4.5)),
+            ("conv2d", "forward", 0.5, Some(2.0)),
+        ],
+    );
+    let (stdout, stderr) = text(&diff(&before, &after, &[]));
+    let device = &stdout[stdout
+        .find("device time per step")
+        .unwrap_or_else(|| panic!("no device time: {stdout}{stderr}"))..];
+    assert_eq!(
+        device.lines().take(5).collect::<Vec<_>>(),
+        [
+            "device time per step, ops in both runs: 8.000 ms -> 6.500 ms",
+            "ops, device time per step, largest change first:",
+            "          op    phase        before         after        change    ratio",
+            "float_matmul  forward      6.000 ms      4.500 ms     -1.500 ms    0.75x",
+            "      conv2d  forward      2.000 ms      2.000 ms        0.0 us    1.00x",
+        ],
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("        sync     step      8.000 ms      6.500 ms     -1.500 ms    0.81x"),
+        "the host table has every op: {stdout}"
+    );
+
+    let page = root.path().join("diff.html");
+    diff(&before, &after, &["--html", page.to_str().unwrap()]);
+    let html = std::fs::read_to_string(&page).unwrap();
+    let table = &html[html
+        .find("<table id=\"device-ops\">")
+        .expect("the device table")..];
+    assert!(
+        table.contains("<td class=\"name\">float_matmul</td><td class=\"name\">forward</td><td>6.000 ms</td><td>4.500 ms</td><td>-1.500 ms</td><td>0.75x</td>"),
+        "{table}"
+    );
+
+    // Only one run with device time: nothing to compare it with.
+    write_ops_with_device_time(&after, &[("float_matmul", "forward", 0.5, None)]);
+    let (stdout, _) = text(&diff(&before, &after, &[]));
+    assert!(!stdout.contains("device time"), "{stdout}");
+}
+
 #[test]
 fn unusable_input_exits_2_naming_the_file_and_why() {
     let root = tempfile::tempdir().unwrap();

@@ -84,30 +84,64 @@ pub struct OpChange {
 impl OpChange {
     /// After less before, per step (ns).
     pub fn change_ns(&self) -> f64 {
-        self.after_ns.unwrap_or(0.0) - self.before_ns.unwrap_or(0.0)
+        change(self.before_ns, self.after_ns)
     }
 
     /// The time per step before and after as text (`-` where the run lacks the op).
     pub fn times_text(&self) -> (String, String) {
-        let cell = |ns: Option<f64>| ns.map_or_else(|| "-".to_owned(), time_text);
         (cell(self.before_ns), cell(self.after_ns))
     }
 
     /// The change as text, signed: `+1.500 ms`, `-3.000 ms`.
     pub fn change_text(&self) -> String {
-        let change = self.change_ns();
-        let sign = if change > 0.0 { "+" } else { "" };
-        format!("{sign}{}", time_text(change))
+        signed(self.change_ns())
     }
 
     /// After over before (`1.25x`), or `added` or `removed` for an op one run lacks.
     pub fn ratio_text(&self) -> String {
-        match (self.before_ns, self.after_ns) {
-            (Some(b), Some(a)) if b > 0.0 => format!("{:.2}x", a / b),
-            (None, Some(_)) => "added".to_owned(),
-            (Some(_), None) => "removed".to_owned(),
-            _ => "-".to_owned(),
-        }
+        ratio(self.before_ns, self.after_ns)
+    }
+
+    /// [`change_ns`](Self::change_ns) of the device time (a run without it counts 0).
+    pub fn device_change_ns(&self) -> f64 {
+        change(self.before_device_ns, self.after_device_ns)
+    }
+
+    /// [`times_text`](Self::times_text) of the device time.
+    pub fn device_times_text(&self) -> (String, String) {
+        (cell(self.before_device_ns), cell(self.after_device_ns))
+    }
+
+    /// [`change_text`](Self::change_text) of the device time.
+    pub fn device_change_text(&self) -> String {
+        signed(self.device_change_ns())
+    }
+
+    /// [`ratio_text`](Self::ratio_text) of the device time.
+    pub fn device_ratio_text(&self) -> String {
+        ratio(self.before_device_ns, self.after_device_ns)
+    }
+}
+
+fn change(before: Option<f64>, after: Option<f64>) -> f64 {
+    after.unwrap_or(0.0) - before.unwrap_or(0.0)
+}
+
+fn cell(ns: Option<f64>) -> String {
+    ns.map_or_else(|| "-".to_owned(), time_text)
+}
+
+fn signed(change: f64) -> String {
+    let sign = if change > 0.0 { "+" } else { "" };
+    format!("{sign}{}", time_text(change))
+}
+
+fn ratio(before: Option<f64>, after: Option<f64>) -> String {
+    match (before, after) {
+        (Some(b), Some(a)) if b > 0.0 => format!("{:.2}x", a / b),
+        (None, Some(_)) => "added".to_owned(),
+        (Some(_), None) => "removed".to_owned(),
+        _ => "-".to_owned(),
     }
 }
 
@@ -301,6 +335,31 @@ impl Diff {
     pub fn slower_than(&self, percent: f64) -> bool {
         matches!(self.verdict, Verdict::Slower { percent: p, .. } if p > percent)
     }
+
+    /// When both runs recorded device time: the ops with device time in either, largest
+    /// change of device time first.
+    pub fn device_ops(&self) -> Vec<&OpChange> {
+        let has = |o: &OpChange, before: bool| match before {
+            true => o.before_device_ns.is_some(),
+            false => o.after_device_ns.is_some(),
+        };
+        if !(self.ops.iter().any(|o| has(o, true)) && self.ops.iter().any(|o| has(o, false))) {
+            return Vec::new();
+        }
+        let mut ops: Vec<&OpChange> = self
+            .ops
+            .iter()
+            .filter(|o| has(o, true) || has(o, false))
+            .collect();
+        ops.sort_by(|a, b| {
+            b.device_change_ns()
+                .abs()
+                .total_cmp(&a.device_change_ns().abs())
+                .then_with(|| a.op.cmp(&b.op))
+                .then_with(|| a.phase.cmp(&b.phase))
+        });
+        ops
+    }
 }
 
 impl fmt::Display for Verdict {
@@ -362,33 +421,16 @@ impl fmt::Display for Diff {
                 "ops: not compared, a run has no ops.json (run with [stats] enabled)"
             );
         }
-        let shown: Vec<&OpChange> = self.ops.iter().take(self.settings.rows).collect();
-        let name_width = shown.iter().map(|o| o.op.len()).max().unwrap_or(0).max(2);
-        let phase_width = shown
-            .iter()
-            .map(|o| o.phase.len())
-            .max()
-            .unwrap_or(0)
-            .max(5);
-        writeln!(
+        write_table(
             f,
-            "ops, host time per step, largest change first:\n{:>name_width$}  {:>phase_width$}  {:>12}  {:>12}  {:>12}  {:>7}",
-            "op", "phase", "before", "after", "change", "ratio"
+            "ops, host time per step, largest change first:",
+            &self.ops.iter().collect::<Vec<_>>(),
+            self.settings.rows,
+            |op| {
+                let (before, after) = op.times_text();
+                [before, after, op.change_text(), op.ratio_text()]
+            },
         )?;
-        for op in &shown {
-            let (before, after) = op.times_text();
-            writeln!(
-                f,
-                "{:>name_width$}  {:>phase_width$}  {before:>12}  {after:>12}  {:>12}  {:>7}",
-                op.op,
-                op.phase,
-                op.change_text(),
-                op.ratio_text()
-            )?;
-        }
-        if self.ops.len() > shown.len() {
-            writeln!(f, "... {} more (--rows)", self.ops.len() - shown.len())?;
-        }
         let only = |before: bool| -> Vec<String> {
             self.ops
                 .iter()
@@ -404,20 +446,32 @@ impl fmt::Display for Diff {
                 writeln!(f, "{label}: {}", names.join(", "))?;
             }
         }
-        let device: Vec<(f64, f64)> = self
-            .ops
-            .iter()
-            .filter_map(|o| Some((o.before_device_ns?, o.after_device_ns?)))
-            .collect();
+        let device = self.device_ops();
         if !device.is_empty() {
             let (b, a) = device
                 .iter()
+                .filter_map(|o| Some((o.before_device_ns?, o.after_device_ns?)))
                 .fold((0.0, 0.0), |(b, a), (x, y)| (b + x, a + y));
             writeln!(
                 f,
                 "device time per step, ops in both runs: {} -> {}",
                 time_text(b),
                 time_text(a)
+            )?;
+            write_table(
+                f,
+                "ops, device time per step, largest change first:",
+                &device,
+                self.settings.rows,
+                |op| {
+                    let (before, after) = op.device_times_text();
+                    [
+                        before,
+                        after,
+                        op.device_change_text(),
+                        op.device_ratio_text(),
+                    ]
+                },
             )?;
         }
         for (name, before, after) in &self.memory {
@@ -431,4 +485,40 @@ impl fmt::Display for Diff {
         }
         Ok(())
     }
+}
+
+/// A table of `ops` under `title`: the first `rows` of them, each with its op, phase and the
+/// four `cells` (before, after, change, ratio), then how many more there are.
+fn write_table(
+    f: &mut fmt::Formatter<'_>,
+    title: &str,
+    ops: &[&OpChange],
+    rows: usize,
+    cells: impl Fn(&OpChange) -> [String; 4],
+) -> fmt::Result {
+    let shown = &ops[..rows.min(ops.len())];
+    let name_width = shown.iter().map(|o| o.op.len()).max().unwrap_or(0).max(2);
+    let phase_width = shown
+        .iter()
+        .map(|o| o.phase.len())
+        .max()
+        .unwrap_or(0)
+        .max(5);
+    writeln!(
+        f,
+        "{title}\n{:>name_width$}  {:>phase_width$}  {:>12}  {:>12}  {:>12}  {:>7}",
+        "op", "phase", "before", "after", "change", "ratio"
+    )?;
+    for op in shown {
+        let [before, after, change, ratio] = cells(op);
+        writeln!(
+            f,
+            "{:>name_width$}  {:>phase_width$}  {before:>12}  {after:>12}  {change:>12}  {ratio:>7}",
+            op.op, op.phase
+        )?;
+    }
+    if ops.len() > shown.len() {
+        writeln!(f, "... {} more (--rows)", ops.len() - shown.len())?;
+    }
+    Ok(())
 }

@@ -461,6 +461,22 @@ pub fn diff_html(diff: &Diff, before: &Run, after: &Run) -> String {
             );
         }
         page.push_str("</tbody></table>");
+        let device = diff.device_ops();
+        if !device.is_empty() {
+            page.push_str("<h2>Ops, device time per step</h2><table id=\"device-ops\"><thead><tr><th class=\"name\">op</th><th class=\"name\">phase</th><th>before</th><th>after</th><th>change</th><th>ratio</th></tr></thead><tbody>");
+            for op in device {
+                let (before, after) = op.device_times_text();
+                let _ = write!(
+                    page,
+                    "<tr><td class=\"name\">{}</td><td class=\"name\">{}</td><td>{before}</td><td>{after}</td><td>{}</td><td>{}</td></tr>",
+                    escape(&op.op),
+                    escape(&op.phase),
+                    op.device_change_text(),
+                    op.device_ratio_text(),
+                );
+            }
+            page.push_str("</tbody></table>");
+        }
     } else {
         page.push_str("<p>Ops not compared: a run has no ops.json.</p>");
     }
