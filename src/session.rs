@@ -598,7 +598,7 @@ fn registration_times_note(backend: &str) -> Option<String> {
     })
 }
 
-/// What a session whose config asks for op ranges says once at its start when nothing takes
+/// What a session whose config asks for op ranges says at its start when nothing takes
 /// them (no NVTX tool attached, or the `nvtx` feature off): that they go nowhere, how to see
 /// them, and that the rest of the session needs no tool.
 fn no_nvtx_tool_note(tool_attached: bool) -> Option<String> {
@@ -618,7 +618,7 @@ mod no_nvtx_tool_note_tests {
 
     #[test]
     #[cfg(feature = "nvtx")]
-    fn ranges_that_reach_no_tool_are_told_once_with_what_to_run() {
+    fn op_ranges_that_reach_no_tool_are_told_with_what_to_run() {
         assert_eq!(
             no_nvtx_tool_note(false).as_deref(),
             Some(
