@@ -256,7 +256,11 @@ fn each_preset_writes_what_it_promises() {
 fn a_run_stopped_by_the_memory_guard_says_why_on_stderr_and_exits_3() {
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("guard.toml");
-    std::fs::write(&config, "[host]\nmemory_limit_mib = 1\n").unwrap();
+    std::fs::write(
+        &config,
+        "[host]\nmemory_limit_mib = 1\n[report]\nhtml = true\n",
+    )
+    .unwrap();
     let out = dir.path().join("guard");
     // Not a terminal: the progress bar draws nothing.
     let output = run(
@@ -279,6 +283,13 @@ fn a_run_stopped_by_the_memory_guard_says_why_on_stderr_and_exits_3() {
             .as_str()
             .unwrap()
             .starts_with("host memory limit reached")
+    );
+    let report = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(
+        report.contains(
+            "<p id=\"stopped\"><b>The run was stopped early:</b> host memory limit reached: "
+        ),
+        "the report says so too"
     );
 }
 

@@ -61,8 +61,12 @@ fn the_session_writes_the_report_and_the_command_writes_the_same() {
         assert!(written.contains(&format!("<svg id=\"{chart}\"")), "{chart}");
     }
     assert!(
-        !written.contains("-device\""),
-        "no device-time charts without device time"
+        !written.contains("-device\"") && !written.contains("<td>device time</td>"),
+        "no device time without device time"
+    );
+    assert!(
+        !written.contains("id=\"stopped\""),
+        "the run ran to its end"
     );
     // 8 steps, 3 of them warm-up: the line charts run from step 3 to step 7, each point
     // with its step on hover.
@@ -91,7 +95,7 @@ fn the_session_writes_the_report_and_the_command_writes_the_same() {
 }
 
 #[test]
-fn the_header_gives_the_wall_time_in_its_unit() {
+fn the_header_gives_the_wall_time_in_its_unit_the_device_time_and_why_the_run_stopped() {
     let root = tempfile::tempdir().unwrap();
     let run = root.path().join("run");
     std::fs::create_dir_all(&run).unwrap();
@@ -100,6 +104,10 @@ fn the_header_gives_the_wall_time_in_its_unit() {
         json!({
             "format_version": 1, "backend": "autodiff<profiled<ndarray>>", "device": "Cpu",
             "steps": 8, "measured_steps": 2, "wall_seconds": 0.370808758, "step_seconds": [0.01, 0.02],
+            "device_time": {"kernels": 40, "device_ns": 11000000, "seconds_per_step": 0.0055,
+                            "unattributed_kernels": 2, "unattributed_ns": 3000, "incomplete_kernels": 0,
+                            "tagged_api_calls": 40, "dropped_records": 0, "tag_errors": 0},
+            "stopped_by": "burn-profiled: host memory limit of 1 MiB <exceeded>",
         })
         .to_string(),
     )
@@ -113,6 +121,16 @@ fn the_header_gives_the_wall_time_in_its_unit() {
     let html = std::fs::read_to_string(run.join("report.html")).unwrap();
     assert!(
         html.contains("<tr><td>wall time</td><td>370.809 ms</td></tr>"),
+        "{html}"
+    );
+    assert!(
+        html.contains(
+            "<tr><td>device time</td><td>5.500 ms per step, 40 kernels in their ops, 2 under no op</td></tr>"
+        ),
+        "{html}"
+    );
+    assert!(
+        html.contains("<p id=\"stopped\"><b>The run was stopped early:</b> burn-profiled: host memory limit of 1 MiB &lt;exceeded&gt;</p>"),
         "{html}"
     );
 }

@@ -32,6 +32,7 @@ const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em;color:#222
 table{border-collapse:collapse;font-size:13px}th,td{padding:3px 8px;border-bottom:1px solid #ddd;text-align:right}\
 th{cursor:pointer;background:#f4f4f4;position:sticky;top:0}td.name,th.name{text-align:left}\
 h2{margin-top:1.6em;border-bottom:1px solid #ccc}svg text{font-size:11px}.meta td{text-align:left}\
+#stopped{color:#a00}\
 pre{background:#f8f8f8;padding:8px;overflow:auto}";
 
 /// Sorts the op table by a clicked column, filters it by phase, and marks the page ready.
@@ -178,6 +179,26 @@ fn measured_steps(run: &Run) -> Vec<u64> {
     (first..first + timed).collect()
 }
 
+/// `run.json`'s `device_time`, in a line: the device time per measured step, the kernels
+/// matched to their op, and those launched under none; `None` without device time.
+fn device_time_text(device_time: &Value) -> Option<String> {
+    let kernels = device_time["kernels"].as_u64()?;
+    let mut text = match device_time["seconds_per_step"].as_f64() {
+        Some(seconds) => format!("{} per step, ", time_text(seconds * 1e9)),
+        None => String::new(),
+    };
+    text.push_str(&format!("{kernels} kernels in their ops"));
+    let unattributed = device_time["unattributed_kernels"].as_u64().unwrap_or(0);
+    if unattributed > 0 {
+        text.push_str(&format!(", {unattributed} under no op"));
+    }
+    let dropped = device_time["dropped_records"].as_u64().unwrap_or(0);
+    if dropped > 0 {
+        text.push_str(&format!(", {dropped} records CUPTI dropped"));
+    }
+    Some(text)
+}
+
 /// Writes the report of `run` to `path` (whole or not at all: through a temporary file).
 pub fn write(run: &Run, path: impl AsRef<std::path::Path>) -> std::io::Result<()> {
     write_page(path, &html(run))
@@ -204,18 +225,29 @@ pub fn html(run: &Run) -> String {
     let wall_time = summary["wall_seconds"]
         .as_f64()
         .map_or_else(|| "-".to_owned(), |seconds| time_text(seconds * 1e9));
-    for (label, value) in [
+    let mut rows = vec![
         ("backend", field("backend")),
         ("device", field("device")),
         ("steps", field("steps")),
         ("measured steps", field("measured_steps")),
         ("wall time", wall_time),
+    ];
+    rows.extend(device_time_text(&summary["device_time"]).map(|text| ("device time", text)));
+    rows.extend([
         ("burn-profiled", field("crate_version")),
         ("burn", field("burn_version")),
-    ] {
+    ]);
+    for (label, value) in rows {
         let _ = write!(page, "<tr><td>{label}</td><td>{}</td></tr>", escape(&value));
     }
     page.push_str("</table>");
+    if let Some(why) = summary["stopped_by"].as_str() {
+        let _ = write!(
+            page,
+            "<p id=\"stopped\"><b>The run was stopped early:</b> {}</p>",
+            escape(why)
+        );
+    }
 
     page.push_str("<h2>Step time</h2>");
     if run.step_seconds.is_empty() {
