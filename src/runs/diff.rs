@@ -82,67 +82,71 @@ pub struct OpChange {
 }
 
 impl OpChange {
-    /// After less before, per step (ns).
-    pub fn change_ns(&self) -> f64 {
-        change(self.before_ns, self.after_ns)
+    /// The host time per step before and after.
+    pub fn host(&self) -> BeforeAfter {
+        BeforeAfter {
+            before: self.before_ns,
+            after: self.after_ns,
+        }
     }
 
-    /// The time per step before and after as text (`-` where the run lacks the op).
-    pub fn times_text(&self) -> (String, String) {
-        (cell(self.before_ns), cell(self.after_ns))
-    }
-
-    /// The change as text, signed: `+1.500 ms`, `-3.000 ms`.
-    pub fn change_text(&self) -> String {
-        signed(self.change_ns())
-    }
-
-    /// After over before (`1.25x`), or `added` or `removed` for an op one run lacks.
-    pub fn ratio_text(&self) -> String {
-        ratio(self.before_ns, self.after_ns)
-    }
-
-    /// [`change_ns`](Self::change_ns) of the device time (a run without it counts 0).
-    pub fn device_change_ns(&self) -> f64 {
-        change(self.before_device_ns, self.after_device_ns)
-    }
-
-    /// [`times_text`](Self::times_text) of the device time.
-    pub fn device_times_text(&self) -> (String, String) {
-        (cell(self.before_device_ns), cell(self.after_device_ns))
-    }
-
-    /// [`change_text`](Self::change_text) of the device time.
-    pub fn device_change_text(&self) -> String {
-        signed(self.device_change_ns())
-    }
-
-    /// [`ratio_text`](Self::ratio_text) of the device time.
-    pub fn device_ratio_text(&self) -> String {
-        ratio(self.before_device_ns, self.after_device_ns)
+    /// The device time per step before and after.
+    pub fn device(&self) -> BeforeAfter {
+        BeforeAfter {
+            before: self.before_device_ns,
+            after: self.after_device_ns,
+        }
     }
 }
 
-fn change(before: Option<f64>, after: Option<f64>) -> f64 {
-    after.unwrap_or(0.0) - before.unwrap_or(0.0)
+/// A time per step in the two runs, in ns (`None`: not in that run, or not recorded there).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BeforeAfter {
+    /// Before.
+    pub before: Option<f64>,
+    /// After.
+    pub after: Option<f64>,
 }
 
-fn cell(ns: Option<f64>) -> String {
-    ns.map_or_else(|| "-".to_owned(), time_text)
-}
-
-fn signed(change: f64) -> String {
-    let sign = if change > 0.0 { "+" } else { "" };
-    format!("{sign}{}", time_text(change))
-}
-
-fn ratio(before: Option<f64>, after: Option<f64>) -> String {
-    match (before, after) {
-        (Some(b), Some(a)) if b > 0.0 => format!("{:.2}x", a / b),
-        (None, Some(_)) => "added".to_owned(),
-        (Some(_), None) => "removed".to_owned(),
-        _ => "-".to_owned(),
+impl BeforeAfter {
+    /// After less before (a run without it counts 0).
+    pub fn change_ns(self) -> f64 {
+        self.after.unwrap_or(0.0) - self.before.unwrap_or(0.0)
     }
+
+    /// Before, after, the change signed (`+1.500 ms`) and after over before (`1.25x`, or
+    /// `added` or `removed` where one run lacks it), as text; `-` for what is missing.
+    pub fn texts(self) -> [String; 4] {
+        let cell = |ns: Option<f64>| ns.map_or_else(|| "-".to_owned(), time_text);
+        let change = self.change_ns();
+        let sign = if change > 0.0 { "+" } else { "" };
+        let ratio = match (self.before, self.after) {
+            (Some(b), Some(a)) if b > 0.0 => format!("{:.2}x", a / b),
+            (None, Some(_)) => "added".to_owned(),
+            (Some(_), None) => "removed".to_owned(),
+            _ => "-".to_owned(),
+        };
+        [
+            cell(self.before),
+            cell(self.after),
+            format!("{sign}{}", time_text(change)),
+            ratio,
+        ]
+    }
+}
+
+/// Orders ops by the largest change of `time` (either way) first, then by op and phase.
+fn largest_change_first(
+    a: &OpChange,
+    b: &OpChange,
+    time: fn(&OpChange) -> BeforeAfter,
+) -> std::cmp::Ordering {
+    time(b)
+        .change_ns()
+        .abs()
+        .total_cmp(&time(a).change_ns().abs())
+        .then_with(|| a.op.cmp(&b.op))
+        .then_with(|| a.phase.cmp(&b.phase))
 }
 
 /// Two runs compared.
@@ -300,13 +304,7 @@ pub fn compare(before: &Run, after: &Run, settings: DiffSettings) -> Diff {
             }),
         }
     }
-    ops.sort_by(|a, b| {
-        b.change_ns()
-            .abs()
-            .total_cmp(&a.change_ns().abs())
-            .then_with(|| a.op.cmp(&b.op))
-            .then_with(|| a.phase.cmp(&b.phase))
-    });
+    ops.sort_by(|a, b| largest_change_first(a, b, OpChange::host));
     let memory = before
         .memory_peaks
         .iter()
@@ -339,25 +337,14 @@ impl Diff {
     /// When both runs recorded device time: the ops with device time in either, largest
     /// change of device time first.
     pub fn device_ops(&self) -> Vec<&OpChange> {
-        let has = |o: &OpChange, before: bool| match before {
-            true => o.before_device_ns.is_some(),
-            false => o.after_device_ns.is_some(),
-        };
-        if !(self.ops.iter().any(|o| has(o, true)) && self.ops.iter().any(|o| has(o, false))) {
+        let recorded = |o: &&OpChange| o.before_device_ns.is_some() || o.after_device_ns.is_some();
+        let both_recorded = self.ops.iter().any(|o| o.before_device_ns.is_some())
+            && self.ops.iter().any(|o| o.after_device_ns.is_some());
+        if !both_recorded {
             return Vec::new();
         }
-        let mut ops: Vec<&OpChange> = self
-            .ops
-            .iter()
-            .filter(|o| has(o, true) || has(o, false))
-            .collect();
-        ops.sort_by(|a, b| {
-            b.device_change_ns()
-                .abs()
-                .total_cmp(&a.device_change_ns().abs())
-                .then_with(|| a.op.cmp(&b.op))
-                .then_with(|| a.phase.cmp(&b.phase))
-        });
+        let mut ops: Vec<&OpChange> = self.ops.iter().filter(recorded).collect();
+        ops.sort_by(|a, b| largest_change_first(a, b, OpChange::device));
         ops
     }
 }
@@ -426,10 +413,7 @@ impl fmt::Display for Diff {
             "ops, host time per step, largest change first:",
             &self.ops.iter().collect::<Vec<_>>(),
             self.settings.rows,
-            |op| {
-                let (before, after) = op.times_text();
-                [before, after, op.change_text(), op.ratio_text()]
-            },
+            OpChange::host,
         )?;
         let only = |before: bool| -> Vec<String> {
             self.ops
@@ -463,15 +447,7 @@ impl fmt::Display for Diff {
                 "ops, device time per step, largest change first:",
                 &device,
                 self.settings.rows,
-                |op| {
-                    let (before, after) = op.device_times_text();
-                    [
-                        before,
-                        after,
-                        op.device_change_text(),
-                        op.device_ratio_text(),
-                    ]
-                },
+                OpChange::device,
             )?;
         }
         for (name, before, after) in &self.memory {
@@ -487,14 +463,14 @@ impl fmt::Display for Diff {
     }
 }
 
-/// A table of `ops` under `title`: the first `rows` of them, each with its op, phase and the
-/// four `cells` (before, after, change, ratio), then how many more there are.
+/// A table of `ops` under `title`: the first `rows` of them, each with its op, phase and
+/// `time` before and after, its change and ratio, then how many more there are.
 fn write_table(
     f: &mut fmt::Formatter<'_>,
     title: &str,
     ops: &[&OpChange],
     rows: usize,
-    cells: impl Fn(&OpChange) -> [String; 4],
+    time: fn(&OpChange) -> BeforeAfter,
 ) -> fmt::Result {
     let shown = &ops[..rows.min(ops.len())];
     let name_width = shown.iter().map(|o| o.op.len()).max().unwrap_or(0).max(2);
@@ -510,7 +486,7 @@ fn write_table(
         "op", "phase", "before", "after", "change", "ratio"
     )?;
     for op in shown {
-        let [before, after, change, ratio] = cells(op);
+        let [before, after, change, ratio] = time(op).texts();
         writeln!(
             f,
             "{:>name_width$}  {:>phase_width$}  {before:>12}  {after:>12}  {change:>12}  {ratio:>7}",

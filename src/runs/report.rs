@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use super::diff::Diff;
+use super::diff::{BeforeAfter, Diff, OpChange};
 use super::{OpRow, Run, noise, time_text};
 use crate::sinks::stats::bytes_text;
 
@@ -170,7 +170,7 @@ fn per_step(
 
 /// The steps of `run`'s step times: the last `step_seconds.len()` of its steps (warm-up
 /// steps come first and are not timed), counted from 0 with warm-up as `run.json` counts them.
-fn measured_steps(run: &Run) -> Vec<u64> {
+fn step_numbers(run: &Run) -> Vec<u64> {
     let timed = run.step_seconds.len() as u64;
     let first = run.summary["steps"]
         .as_u64()
@@ -259,7 +259,7 @@ pub fn html(run: &Run) -> String {
             "<p>median {} over {} measured steps</p>{}",
             time_text(median * 1e9),
             run.step_seconds.len(),
-            line_chart("step-times", &run.step_seconds, &measured_steps(run), |s| {
+            line_chart("step-times", &run.step_seconds, &step_numbers(run), |s| {
                 time_text(s * 1e9)
             })
         );
@@ -480,34 +480,21 @@ pub fn diff_html(diff: &Diff, before: &Run, after: &Run) -> String {
         page.push_str("</tbody></table>");
     }
     if diff.both_have_ops {
-        page.push_str("<h2>Ops, host time per step</h2><table id=\"ops\"><thead><tr><th class=\"name\">op</th><th class=\"name\">phase</th><th>before</th><th>after</th><th>change</th><th>ratio</th></tr></thead><tbody>");
-        for op in &diff.ops {
-            let (before, after) = op.times_text();
-            let _ = write!(
-                page,
-                "<tr data-phase=\"{phase}\"><td class=\"name\">{}</td><td class=\"name\">{phase}</td><td>{before}</td><td>{after}</td><td>{}</td><td>{}</td></tr>",
-                escape(&op.op),
-                op.change_text(),
-                op.ratio_text(),
-                phase = escape(&op.phase),
-            );
-        }
-        page.push_str("</tbody></table>");
+        let host: Vec<&OpChange> = diff.ops.iter().collect();
+        page.push_str(&diff_ops_table(
+            "ops",
+            "Ops, host time per step",
+            &host,
+            OpChange::host,
+        ));
         let device = diff.device_ops();
         if !device.is_empty() {
-            page.push_str("<h2>Ops, device time per step</h2><table id=\"device-ops\"><thead><tr><th class=\"name\">op</th><th class=\"name\">phase</th><th>before</th><th>after</th><th>change</th><th>ratio</th></tr></thead><tbody>");
-            for op in device {
-                let (before, after) = op.device_times_text();
-                let _ = write!(
-                    page,
-                    "<tr><td class=\"name\">{}</td><td class=\"name\">{}</td><td>{before}</td><td>{after}</td><td>{}</td><td>{}</td></tr>",
-                    escape(&op.op),
-                    escape(&op.phase),
-                    op.device_change_text(),
-                    op.device_ratio_text(),
-                );
-            }
-            page.push_str("</tbody></table>");
+            page.push_str(&diff_ops_table(
+                "device-ops",
+                "Ops, device time per step",
+                &device,
+                OpChange::device,
+            ));
         }
     } else {
         page.push_str("<p>Ops not compared: a run has no ops.json.</p>");
@@ -523,6 +510,30 @@ pub fn diff_html(diff: &Diff, before: &Run, after: &Run) -> String {
     }
     page.push_str("</body></html>\n");
     page
+}
+
+/// The table `id` of the diff's `ops` under the heading `title`: per op and phase, `time`
+/// before and after, its change and ratio.
+fn diff_ops_table(
+    id: &str,
+    title: &str,
+    ops: &[&OpChange],
+    time: fn(&OpChange) -> BeforeAfter,
+) -> String {
+    let mut table = format!(
+        "<h2>{title}</h2><table id=\"{id}\"><thead><tr><th class=\"name\">op</th><th class=\"name\">phase</th><th>before</th><th>after</th><th>change</th><th>ratio</th></tr></thead><tbody>"
+    );
+    for op in ops {
+        let [before, after, change, ratio] = time(op).texts();
+        let _ = write!(
+            table,
+            "<tr data-phase=\"{phase}\"><td class=\"name\">{}</td><td class=\"name\">{phase}</td><td>{before}</td><td>{after}</td><td>{change}</td><td>{ratio}</td></tr>",
+            escape(&op.op),
+            phase = escape(&op.phase),
+        );
+    }
+    table.push_str("</tbody></table>");
+    table
 }
 
 #[cfg(test)]
