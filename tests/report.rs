@@ -94,13 +94,28 @@ fn the_session_writes_the_report_and_the_command_writes_the_same() {
     );
 }
 
-#[test]
-fn the_header_gives_the_wall_time_in_its_unit_the_device_time_and_why_the_run_stopped() {
+/// The report `burn-profiled report` writes of a run directory holding `run_json` and, if
+/// given, `ops_json`.
+fn report_of(run_json: Value, ops_json: Option<Value>) -> String {
     let root = tempfile::tempdir().unwrap();
     let run = root.path().join("run");
     std::fs::create_dir_all(&run).unwrap();
-    std::fs::write(
-        run.join("run.json"),
+    std::fs::write(run.join("run.json"), run_json.to_string()).unwrap();
+    if let Some(ops) = ops_json {
+        std::fs::write(run.join("ops.json"), ops.to_string()).unwrap();
+    }
+    let output = report(&[run.as_os_str()]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    std::fs::read_to_string(run.join("report.html")).unwrap()
+}
+
+#[test]
+fn the_header_gives_the_wall_time_in_its_unit_the_device_time_and_why_the_run_stopped() {
+    let html = report_of(
         json!({
             "format_version": 1, "backend": "autodiff<profiled<ndarray>>", "device": "Cpu",
             "steps": 8, "measured_steps": 2, "wall_seconds": 0.370808758, "step_seconds": [0.01, 0.02],
@@ -108,17 +123,9 @@ fn the_header_gives_the_wall_time_in_its_unit_the_device_time_and_why_the_run_st
                             "unattributed_kernels": 2, "unattributed_ns": 3000, "incomplete_kernels": 0,
                             "tagged_api_calls": 40, "dropped_records": 0, "tag_errors": 0},
             "stopped_by": "burn-profiled: host memory limit of 1 MiB <exceeded>",
-        })
-        .to_string(),
-    )
-    .unwrap();
-    let output = report(&[run.as_os_str()]);
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
+        }),
+        None,
     );
-    let html = std::fs::read_to_string(run.join("report.html")).unwrap();
     assert!(
         html.contains("<tr><td>wall time</td><td>370.809 ms</td></tr>"),
         "{html}"
@@ -149,40 +156,22 @@ fn bars(html: &str, id: &str) -> Vec<String> {
 
 #[test]
 fn with_device_time_the_report_shows_where_the_kernels_time_goes_before_the_host_time() {
-    let root = tempfile::tempdir().unwrap();
-    let run = root.path().join("run");
-    std::fs::create_dir_all(&run).unwrap();
-    std::fs::write(
-        run.join("run.json"),
-        json!({"format_version": 1, "backend": "autodiff<profiled<cuda>>", "measured_steps": 2,
-               "step_seconds": [0.01, 0.01]})
-        .to_string(),
-    )
-    .unwrap();
     // On a GPU the launches are cheap and the host waits in `sync`: host and device time
     // tell different stories.
     let row = |op: &str, phase: &str, host_us: u64, device_us: Option<u64>| {
         json!({"op": op, "phase": phase, "calls": 2, "total_ns": host_us * 1000,
                "device_total_ns": device_us.map(|us| us * 1000)})
     };
-    std::fs::write(
-        run.join("ops.json"),
-        json!({"format_version": 1, "rows": [
+    let html = report_of(
+        json!({"format_version": 1, "backend": "autodiff<profiled<cuda>>", "measured_steps": 2,
+               "step_seconds": [0.01, 0.01]}),
+        Some(json!({"format_version": 1, "rows": [
             row("sync", "step", 9000, None),
             row("float_matmul", "forward", 40, Some(6000)),
             row("conv2d", "forward", 60, Some(2000)),
             row("conv2d_x_backward", "backward", 50, Some(3000)),
-        ]})
-        .to_string(),
-    )
-    .unwrap();
-    let output = report(&[run.as_os_str()]);
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
+        ]})),
     );
-    let html = std::fs::read_to_string(run.join("report.html")).unwrap();
     assert_eq!(
         bars(&html, "phases-device"),
         ["forward", "4.000 ms", "backward", "1.500 ms"]
@@ -212,35 +201,17 @@ fn with_device_time_the_report_shows_where_the_kernels_time_goes_before_the_host
 
 #[test]
 fn every_string_of_the_run_is_escaped() {
-    let root = tempfile::tempdir().unwrap();
-    let run = root.path().join("hostile");
-    std::fs::create_dir_all(&run).unwrap();
     let evil = "<script>alert('op')</script>";
-    std::fs::write(
-        run.join("run.json"),
+    let html = report_of(
         json!({
             "format_version": 1, "backend": "<img src=x onerror=alert(1)>", "device": "\"><b>",
             "measured_steps": 2, "step_seconds": [0.01, 0.02], "config": {"x": "</pre><script>evil()"},
             "stopwatch": {"state": {"entries": [{"name": evil, "per_iteration": 0.1, "total": 0.2, "intervals": 2}]}},
-        })
-        .to_string(),
-    )
-    .unwrap();
-    std::fs::write(
-        run.join("ops.json"),
-        json!({"format_version": 1, "rows": [
+        }),
+        Some(json!({"format_version": 1, "rows": [
             {"op": evil, "phase": "<i>phase</i>", "calls": 2, "total_ns": 1000}
-        ]})
-        .to_string(),
-    )
-    .unwrap();
-    let output = report(&[run.as_os_str()]);
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
+        ]})),
     );
-    let html = std::fs::read_to_string(run.join("report.html")).unwrap();
     for raw in [evil, "<img src=x", "\"><b>", "<script>evil", "<i>phase</i>"] {
         assert!(!html.contains(raw), "{raw} reached the page unescaped");
     }
