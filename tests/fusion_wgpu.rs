@@ -136,12 +136,26 @@ fn elementwise_chain<B: Backend>(device: &B::Device) -> Tensor<B, 2> {
     (x.exp() * 2.0) + 1.0
 }
 
+/// `x` convolved with `weight`: stride 1, no padding, no bias (fusion runs it unfused).
+fn conv<B: Backend>(x: Tensor<B, 4>, weight: Tensor<B, 4>) -> Tensor<B, 4> {
+    let options = burn::tensor::ops::ConvOptions::new([1, 1], [0, 0], [1, 1], 1);
+    burn::tensor::module::conv2d(x, weight, None, options)
+}
+
 /// The elementwise chain (one fused block), then a convolution (run unfused).
 fn chain_then_conv<B: Backend>(device: &B::Device) -> Tensor<B, 4> {
     let x = elementwise_chain::<B>(device).reshape([1, 1, 2, 2]);
-    let weight = Tensor::<B, 4>::ones([1, 1, 2, 2], device);
-    let options = burn::tensor::ops::ConvOptions::new([1, 1], [0, 0], [1, 1], 1);
-    burn::tensor::module::conv2d(x, weight, None, options)
+    conv(x, Tensor::<B, 4>::ones([1, 1, 2, 2], device))
+}
+
+/// The op table by op and phase of what `work` runs, with statistics kept around it alone.
+fn rows_by_phase(work: impl FnOnce()) -> Vec<stats::Row> {
+    stats::start(StatsConfig::default());
+    work();
+    stats::stop();
+    let rows = stats::snapshot().rows(GroupBy::OpAndPhase);
+    stats::reset();
+    rows
 }
 
 /// Nsight Systems projects a kernel onto the range open on the thread that launched it: the
@@ -281,20 +295,19 @@ fn a_block_flushed_in_the_next_phase_keeps_the_phase_it_was_registered_in() {
     let _serial = serial();
     let device = WgpuDevice::default();
     user_ranges();
-    stats::start(StatsConfig::default());
-    let forward = nvtx::range("forward");
-    let x = Tensor::<fused::Wgpu, 2>::from_floats([[1.0, 2.0], [3.0, 4.0]], &device);
-    let y = (x.exp() * 2.0) + 1.0; // registered, not run: nothing reads it yet
-    drop(forward);
-    let backward = nvtx::range("backward");
-    let read = y.clone().into_data(); // the read flushes the forward's block here
-    let z = (y.log() * 3.0).into_data(); // a block of the backward's own
-    drop(backward);
-    stats::stop();
-    let rows = stats::snapshot().rows(GroupBy::OpAndPhase);
-    stats::reset();
-    assert_eq!(read.to_vec::<f32>().unwrap().len(), 4);
-    assert_eq!(z.to_vec::<f32>().unwrap().len(), 4);
+    let mut read = Vec::new();
+    let rows = rows_by_phase(|| {
+        let forward = nvtx::range("forward");
+        let x = Tensor::<fused::Wgpu, 2>::from_floats([[1.0, 2.0], [3.0, 4.0]], &device);
+        let y = (x.exp() * 2.0) + 1.0; // registered, not run: nothing reads it yet
+        drop(forward);
+        let _backward = nvtx::range("backward");
+        read.push(y.clone().into_data()); // the read flushes the forward's block here
+        read.push((y.log() * 3.0).into_data()); // a block of the backward's own
+    });
+    for data in read {
+        assert_eq!(data.to_vec::<f32>().unwrap().len(), 4);
+    }
 
     let blocks = in_phases(&rows, |op| op.starts_with("fused "));
     assert_eq!(
@@ -315,19 +328,15 @@ fn an_unfused_op_gets_the_phase_its_thread_is_in() {
     let device = WgpuDevice::default();
     user_ranges();
     let x = Tensor::<fused::Wgpu, 4>::ones([1, 1, 3, 3], &device);
-    stats::start(StatsConfig::default());
-    let forward = nvtx::range("forward");
-    let _ = chain_then_conv::<fused::Wgpu>(&device).into_data();
-    drop(forward);
-    let backward = nvtx::range("backward");
-    // No fused block runs in this phase before the convolution.
-    let weight = Tensor::<fused::Wgpu, 4>::ones([1, 1, 2, 2], &device);
-    let options = burn::tensor::ops::ConvOptions::new([1, 1], [0, 0], [1, 1], 1);
-    let _ = burn::tensor::module::conv2d(x, weight, None, options).into_data();
-    drop(backward);
-    stats::stop();
-    let rows = stats::snapshot().rows(GroupBy::OpAndPhase);
-    stats::reset();
+    let rows = rows_by_phase(|| {
+        let forward = nvtx::range("forward");
+        let _ = chain_then_conv::<fused::Wgpu>(&device).into_data();
+        drop(forward);
+        let _backward = nvtx::range("backward");
+        // No fused block runs in this phase before the convolution.
+        let weight = Tensor::<fused::Wgpu, 4>::ones([1, 1, 2, 2], &device);
+        let _ = conv(x, weight).into_data();
+    });
 
     let convs = in_phases(&rows, |op| op == "conv2d");
     assert_eq!(convs, ["conv2d in backward", "conv2d in forward"]);
@@ -370,20 +379,16 @@ fn an_unfused_op_run_after_its_phase_ended_gets_the_phase_of_the_block_before_it
     let device = WgpuDevice::default();
     user_ranges();
     let held = Arc::new(HoldFirstBlock::default());
-    stats::start(StatsConfig::default());
-    let observing = probe::observe(held.clone());
-    let forward = nvtx::range("forward");
-    let y = chain_then_conv::<fused::Wgpu>(&device);
-    drop(forward);
-    let backward = nvtx::range("backward");
-    // Only now can the chain's block, and the convolution after it, run.
-    held.release();
-    let _ = y.into_data();
-    drop(backward);
-    drop(observing);
-    stats::stop();
-    let rows = stats::snapshot().rows(GroupBy::OpAndPhase);
-    stats::reset();
+    let rows = rows_by_phase(|| {
+        let _observing = probe::observe(held.clone());
+        let forward = nvtx::range("forward");
+        let y = chain_then_conv::<fused::Wgpu>(&device);
+        drop(forward);
+        let _backward = nvtx::range("backward");
+        // Only now can the chain's block, and the convolution after it, run.
+        held.release();
+        let _ = y.into_data();
+    });
 
     let ran = in_phases(&rows, |op| op == "conv2d" || op.starts_with("fused "));
     assert_eq!(
@@ -407,17 +412,13 @@ fn an_unfused_op_after_a_block_of_two_phases_gets_the_phase_of_the_blocks_last_o
     let x = Tensor::<fused::Wgpu, 4>::from_floats([[[[1.0, 2.0], [3.0, 4.0]]]], &device);
     let weight = Tensor::<fused::Wgpu, 4>::ones([1, 1, 2, 2], &device);
     let _ = (x.clone().into_data(), weight.clone().into_data());
-    stats::start(StatsConfig::default());
-    let forward = nvtx::range("forward");
-    let y = x.exp() * 2.0;
-    drop(forward);
-    let backward = nvtx::range("backward");
-    let options = burn::tensor::ops::ConvOptions::new([1, 1], [0, 0], [1, 1], 1);
-    let _ = burn::tensor::module::conv2d(y + 1.0, weight, None, options).into_data();
-    drop(backward);
-    stats::stop();
-    let rows = stats::snapshot().rows(GroupBy::OpAndPhase);
-    stats::reset();
+    let rows = rows_by_phase(|| {
+        let forward = nvtx::range("forward");
+        let y = x.exp() * 2.0;
+        drop(forward);
+        let _backward = nvtx::range("backward");
+        let _ = conv(y + 1.0, weight).into_data();
+    });
 
     let ran = in_phases(&rows, |op| op == "conv2d" || op.starts_with("fused "));
     assert_eq!(
@@ -439,17 +440,13 @@ fn an_unfused_op_after_a_read_does_not_get_the_phase_of_the_block_before_the_rea
     let x = Tensor::<fused::Wgpu, 4>::ones([1, 1, 3, 3], &device);
     let weight = Tensor::<fused::Wgpu, 4>::ones([1, 1, 2, 2], &device);
     let _ = (x.clone().into_data(), weight.clone().into_data());
-    stats::start(StatsConfig::default());
-    let forward = nvtx::range("forward");
-    let _ = (x.clone().exp() * 2.0).into_data();
-    drop(forward);
-    let backward = nvtx::range("backward");
-    let options = burn::tensor::ops::ConvOptions::new([1, 1], [0, 0], [1, 1], 1);
-    let _ = burn::tensor::module::conv2d(x, weight, None, options).into_data();
-    drop(backward);
-    stats::stop();
-    let rows = stats::snapshot().rows(GroupBy::OpAndPhase);
-    stats::reset();
+    let rows = rows_by_phase(|| {
+        let forward = nvtx::range("forward");
+        let _ = (x.clone().exp() * 2.0).into_data();
+        drop(forward);
+        let _backward = nvtx::range("backward");
+        let _ = conv(x, weight).into_data();
+    });
 
     let ran = in_phases(&rows, |op| op == "conv2d" || op.starts_with("fused "));
     assert_eq!(
@@ -472,12 +469,7 @@ fn an_unfused_op_is_recorded_when_the_fusion_thread_runs_it() {
     let observing = probe::observe(started.clone());
     let x = Tensor::<fused::Wgpu, 4>::ones([1, 1, 4, 4], &device);
     let weight = Tensor::<fused::Wgpu, 4>::ones([1, 1, 3, 3], &device);
-    let y = burn::tensor::module::conv2d(
-        x,
-        weight,
-        None,
-        burn::tensor::ops::ConvOptions::new([1, 1], [0, 0], [1, 1], 1),
-    );
+    let y = conv(x, weight);
     let registered = started.0.lock().unwrap().clone();
     let _ = y.into_data();
     drop(observing);
