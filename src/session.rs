@@ -181,6 +181,14 @@ impl Session {
         let Some(device) = devices.first() else {
             panic!("Session::start_on_devices needs at least one device");
         };
+        // Burn's fused backend and this crate's may both use these devices in this process:
+        // make that safe before either touches them again (`fused::share_device`).
+        #[cfg(feature = "fusion")]
+        if B::name(device).contains("fusion<") {
+            devices
+                .iter()
+                .for_each(|device| crate::fused::share_device_if_cubecl(device));
+        }
         let sync = DeviceSync::all::<B>(devices);
         let session_sync = sync.clone();
         trace::set_process_devices(devices.iter().map(|d| format!("{d:?}")).collect());

@@ -9,6 +9,7 @@ use burn_ir::OperationIr;
 use super::block::FusedBlock;
 use super::block_io::{BlockIo, Fused};
 use super::names;
+use super::stall;
 
 pub(super) struct BlockFuser<R: CubeRuntime> {
     inner: Box<dyn OperationFuser<CubeOptimization<R>>>,
@@ -43,7 +44,10 @@ impl<R: CubeRuntime> OperationFuser<FusedBlock<R>> for BlockFuser<R> {
     }
 
     fn finish(&mut self) -> FusedBlock<R> {
-        let inner = self.inner.finish();
+        let inner = {
+            let _closing = stall::closing_a_block();
+            self.inner.finish()
+        };
         let fused = &self.fused[..burn_fusion::NumOperations::len(&inner).min(self.fused.len())];
         FusedBlock::new(inner, BlockIo::of(fused), self.device.clone())
     }

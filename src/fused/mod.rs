@@ -37,8 +37,12 @@ mod fuser;
 mod names;
 mod registration;
 mod runtime;
+mod shared_device;
+mod stall;
 
 pub use block::{FusedBlock, FusedBlockState};
+pub use shared_device::share_device;
+pub(crate) use shared_device::share_device_if_cubecl;
 
 /// The fusion runtime of [`fused::Wgpu`](crate::fused) and [`fused::Cuda`](crate::fused):
 /// CubeCL's fusers and optimizations, each optimization run as a [`FusedBlock`] op (its

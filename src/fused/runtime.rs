@@ -8,7 +8,7 @@ use burn_fusion::{FusionRuntime, OperationFuser};
 
 use super::block::{FusedBlock, FusedBlockState};
 use super::fuser::BlockFuser;
-use super::{ProfiledCubeRuntime, registration};
+use super::{ProfiledCubeRuntime, registration, shared_device, stall};
 
 impl<R: CubeRuntime> FusionRuntime for ProfiledCubeRuntime<R> {
     type OptimizationState = FusedBlockState;
@@ -20,6 +20,8 @@ impl<R: CubeRuntime> FusionRuntime for ProfiledCubeRuntime<R> {
         // Called on the fusion thread, for each new stream.
         install_registration::<R>(&device);
         registration::on_fusion_thread(&device);
+        shared_device::stream_started(&device);
+        stall::watch_this_fusion_thread::<R>(&device);
         FusionCubeRuntime::<R>::fusers(device.clone())
             .into_iter()
             .map(|inner| {
