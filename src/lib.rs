@@ -49,6 +49,8 @@ pub mod probe;
 mod sinks;
 
 mod backend;
+#[doc(hidden)]
+pub mod cli_output;
 pub mod config;
 mod device_sync;
 pub mod dump;

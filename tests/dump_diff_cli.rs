@@ -7,6 +7,8 @@ use std::process::Command;
 use burn_profiled::dump::blob::{Array, ImageFormat, write_bin, write_npy, write_png};
 use burn_profiled::dump::json::PyJson;
 
+mod support;
+
 /// A reference and a current dump directory in one temporary directory.
 struct Dirs {
     _root: tempfile::TempDir,
@@ -571,4 +573,25 @@ mod garbage {
             prop_assert!(!out.stderr.contains("panicked"), "{}", out.stderr);
         }
     }
+}
+
+/// `burn-dump-diff A B | head -1`: a reader that has what it wants closes the pipe, and the
+/// tool stops quietly with the status of its verdict, where `print!` panicked.
+#[test]
+fn a_closed_pipe_ends_the_report_quietly() {
+    let d = dirs();
+    for dir in [&d.reference, &d.current] {
+        write_json(dir, 0, "tensors", X_REFERENCE);
+    }
+    let output = support::output_into_a_closed_pipe(
+        Command::new(env!("CARGO_BIN_EXE_burn-dump-diff"))
+            .arg(&d.reference)
+            .arg(&d.current),
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr),
+        "",
+        "nothing on stderr, no panic"
+    );
+    assert_eq!(output.status.code(), Some(0), "the verdict's status");
 }

@@ -74,7 +74,8 @@ fn a_rewrite_that_fuses_ops_is_faster_with_the_ops_it_removed_and_added() {
             ("float_matmul", "forward", 80.0),
         ],
     );
-    let output = diff(&before, &after, &["--fail-if-slower", "1"]);
+    // One run a side: 20% is a verdict only under a floor lowered from its default.
+    let output = diff(&before, &after, &["--fail-if-slower", "1", "--noise", "5"]);
     let (stdout, stderr) = text(&output);
     assert_eq!(output.status.code(), Some(0), "{stderr}");
     let lines: Vec<&str> = stdout.lines().collect();
@@ -85,7 +86,14 @@ fn a_rewrite_that_fuses_ops_is_faster_with_the_ops_it_removed_and_added() {
         "{stdout}"
     );
     assert_eq!(
-        &lines[1..7],
+        lines[1],
+        "  one run a side: the drift between processes goes unseen, so only a change beyond 5% \
+         is claimed. For a verdict, take 3 or more runs a side in alternating order (before, \
+         after, before, ...) and give them all: burn-profiled diff B1 B2 B3 -- A1 A2 A3",
+        "{stdout}"
+    );
+    assert_eq!(
+        &lines[2..8],
         [
             "ops, host time per step, largest change first:",
             "                         op    phase        before         after        change    ratio",
@@ -96,13 +104,21 @@ fn a_rewrite_that_fuses_ops_is_faster_with_the_ops_it_removed_and_added() {
         ],
         "{stdout}"
     );
+    assert_eq!(
+        lines[8],
+        "(one run a side: the changes are shown, none is claimed beyond noise)"
+    );
     assert!(stdout.contains("only before: float_mul (forward), float_exp (forward)\n"));
     assert!(stdout.contains("only after: fused elementwise[exp, mul] (forward)\n"));
     assert!(stdout.contains("memory peak, host RSS: 10.00 MiB -> 10.00 MiB (+0.0%)"));
 
     // The same as one page: the verdict, every op and phase, names escaped.
     let page = root.path().join("diff.html");
-    let output = diff(&before, &after, &["--html", page.to_str().unwrap()]);
+    let output = diff(
+        &before,
+        &after,
+        &["--html", page.to_str().unwrap(), "--noise", "5"],
+    );
     assert_eq!(output.status.code(), Some(0));
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.contains("<p id=\"verdict\">19."), "{html}");
@@ -126,7 +142,7 @@ fn a_slower_run_fails_the_check_and_the_same_steps_are_no_change() {
     write_run(&after, &steps(12.0), &[("float_exp", "forward", 80.0)]);
     write_run(&same, &steps(10.0), &[("float_exp", "forward", 40.0)]);
 
-    let output = diff(&before, &after, &["--fail-if-slower", "10"]);
+    let output = diff(&before, &after, &["--fail-if-slower", "10", "--noise", "5"]);
     let (stdout, _) = text(&output);
     assert_eq!(output.status.code(), Some(1), "{stdout}");
     assert!(stdout.starts_with("step time: 19."), "{stdout}");
@@ -134,8 +150,16 @@ fn a_slower_run_fails_the_check_and_the_same_steps_are_no_change() {
         stdout.lines().next().unwrap().contains("% slower"),
         "{stdout}"
     );
-    let output = diff(&before, &after, &["--fail-if-slower", "25"]);
+    let output = diff(&before, &after, &["--fail-if-slower", "25", "--noise", "5"]);
     assert_eq!(output.status.code(), Some(0), "slower by less than 25%");
+    // With the default floor for one run a side, 19% is no verdict, and no failure.
+    let output = diff(&before, &after, &["--fail-if-slower", "10"]);
+    let (stdout, _) = text(&output);
+    assert_eq!(output.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.starts_with("step time: no change beyond noise (+19."),
+        "{stdout}"
+    );
 
     let output = diff(&before, &same, &["--fail-if-slower", "0"]);
     let (stdout, _) = text(&output);
@@ -145,15 +169,16 @@ fn a_slower_run_fails_the_check_and_the_same_steps_are_no_change() {
         "{stdout}"
     );
 
-    // 3% slower on tight steps: beyond the steps' interval, within the default noise of 5%.
+    // 3% slower on tight steps: beyond the steps' interval, within a floor of 5%.
     write_run(&after, &steps(10.3), &[("float_exp", "forward", 40.0)]);
-    let (stdout, _) = text(&diff(&before, &after, &[]));
+    let (stdout, _) = text(&diff(&before, &after, &["--noise", "5"]));
     assert!(
         stdout.starts_with("step time: no change beyond noise (+3.0%"),
         "{stdout}"
     );
     assert!(
-        stdout.contains("(under the 5% two runs of one program differ by: --noise sets it)"),
+        stdout
+            .contains("(under the 5% two processes of one program can differ by: --noise sets it)"),
         "{stdout}"
     );
     let (stdout, _) = text(&diff(&before, &after, &["--noise", "1"]));
@@ -195,8 +220,9 @@ fn runs_of_another_backend_or_setting_say_so_before_the_ops() {
     );
     let (stdout, stderr) = text(&diff(&before, &after, &[]));
     let lines: Vec<&str> = stdout.lines().collect();
+    assert!(lines[1].starts_with("  one run a side: "), "{stdout}");
     assert_eq!(
-        &lines[1..4],
+        &lines[2..5],
         [
             "the runs differ in:",
             "  backend: autodiff<profiled<ndarray>> -> fusion<profiled<cubecl<wgpu>>>",
@@ -204,7 +230,7 @@ fn runs_of_another_backend_or_setting_say_so_before_the_ops() {
         ],
         "settings only one run recorded are left out: {stdout}{stderr}"
     );
-    assert!(lines[4].starts_with("ops, host time per step"), "{stdout}");
+    assert!(lines[5].starts_with("ops, host time per step"), "{stdout}");
 
     let page = root.path().join("diff.html");
     diff(&before, &after, &["--html", page.to_str().unwrap()]);
@@ -321,7 +347,8 @@ fn unusable_input_exits_2_naming_the_file_and_why() {
     assert_eq!(
         message(&other_tool),
         format!(
-            "burn-profiled diff: {}: not a burn-profiled run directory: it has no run.json",
+            "burn-profiled diff: {}: not a burn-profiled run directory: it has no run.json, and \
+             no subdirectory has one",
             other_tool.display()
         )
     );
@@ -405,4 +432,221 @@ fn the_example_with_its_batch_doubled_is_slower_in_its_convolutions() {
         assert!(top.trim_start().starts_with("conv2d"), "{stdout}");
     }
     assert!(stdout.contains("... "), "the rest is counted: {stdout}");
+}
+
+/// `burn-profiled diff B1 B2 .. -- A1 A2 ..`.
+fn diff_sides(before: &[PathBuf], after: &[PathBuf], args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_burn-profiled"))
+        .arg("diff")
+        .args(args)
+        .args(before)
+        .arg("--")
+        .args(after)
+        .output()
+        .expect("burn-profiled runs")
+}
+
+/// 20 step times within 0.2% of `ms`: a run whose steps agree closely.
+fn tight(ms: f64) -> Vec<f64> {
+    (0..20)
+        .map(|i| ms * (1.0 + 0.001 * (i % 3) as f64) / 1e3)
+        .collect()
+}
+
+/// Runs `{side}/1`, `{side}/2`, ... under `root`, one a level (ms a step), each with the op
+/// rows `ops(run index)`.
+fn write_side(
+    root: &Path,
+    side: &str,
+    levels: &[f64],
+    ops: impl Fn(usize) -> Vec<(&'static str, &'static str, f64)>,
+) -> Vec<PathBuf> {
+    levels
+        .iter()
+        .enumerate()
+        .map(|(index, ms)| {
+            let dir = root.join(side).join((index + 1).to_string());
+            write_run(&dir, &tight(*ms), &ops(index));
+            dir
+        })
+        .collect()
+}
+
+fn first_line(output: &Output) -> String {
+    text(output).0.lines().next().unwrap_or_default().to_owned()
+}
+
+/// Two processes of one program drift apart as a whole (load, clocks, memory placement):
+/// steps tight within each run, runs 15-20% apart. One run a side cannot see that drift, so
+/// it claims nothing under its floor; three a side see it in their spread.
+#[test]
+fn runs_of_one_configuration_shifted_apart_get_no_verdict_with_one_run_a_side_and_with_three() {
+    let root = tempfile::tempdir().unwrap();
+    let exp = |_| vec![("float_exp", "forward", 40.0)];
+    let before = write_side(root.path(), "before", &[10.0, 11.8, 11.5], exp);
+    let after = write_side(root.path(), "after", &[11.7, 10.0, 12.0], exp);
+
+    let output = diff(&before[0], &after[0], &["--fail-if-slower", "5"]);
+    assert_eq!(output.status.code(), Some(0), "no verdict, no failure");
+    let line = first_line(&output);
+    assert!(
+        line.starts_with("step time: no change beyond noise (+17.0%")
+            && line.ends_with("(medians of 20 and 20 steps)"),
+        "{line}"
+    );
+    assert!(
+        text(&output)
+            .0
+            .contains("(under the 25% two processes of one program can differ by"),
+        "{}",
+        text(&output).0
+    );
+
+    let output = diff_sides(&before, &after, &["--fail-if-slower", "5"]);
+    let (stdout, stderr) = text(&output);
+    assert_eq!(output.status.code(), Some(0), "{stdout}{stderr}");
+    let line = first_line(&output);
+    assert!(
+        line.starts_with("step time: no change beyond noise (")
+            && line.ends_with("per step (means of the medians of 3 and 3 runs, 60 and 60 steps)"),
+        "{line}"
+    );
+    assert!(
+        stdout.contains("  3 and 3 runs: the interval holds the spread between runs"),
+        "{stdout}"
+    );
+}
+
+/// A real change, the step doubled (the example's batch 4 against batch 8), is beyond any
+/// floor and any spread: detected with one run a side and with three, and it fails the check.
+#[test]
+fn a_doubled_step_is_slower_with_one_run_a_side_and_with_three() {
+    let root = tempfile::tempdir().unwrap();
+    let before = write_side(root.path(), "batch 4", &[10.0, 11.5, 10.6], |_| {
+        vec![("conv2d", "forward", 40.0)]
+    });
+    let after = write_side(root.path(), "batch 8", &[20.4, 22.0, 19.6], |_| {
+        vec![("conv2d", "forward", 80.0)]
+    });
+    let output = diff(&before[0], &after[0], &["--fail-if-slower", "50"]);
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output).0);
+    assert!(first_line(&output).starts_with("step time: 104.0% slower (95% interval "));
+
+    let output = diff_sides(&before, &after, &["--fail-if-slower", "50"]);
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output).0);
+    let line = first_line(&output);
+    assert!(
+        line.starts_with("step time: 93.") && line.contains("% slower (95% interval "),
+        "{line}"
+    );
+    // A folder of runs stands for the runs in it.
+    let output = diff(
+        &root.path().join("batch 4"),
+        &root.path().join("batch 8"),
+        &[],
+    );
+    assert_eq!(
+        first_line(&output),
+        line,
+        "the folders give the same verdict"
+    );
+}
+
+/// With three runs a side an op is judged against the spread of its own time between runs;
+/// with one run a side its change is shown and not judged.
+#[test]
+fn with_several_runs_an_op_is_beyond_noise_only_beyond_the_spread_between_runs() {
+    let root = tempfile::tempdir().unwrap();
+    let noisy = [30.0, 36.0, 33.0, 34.0, 31.0, 35.0];
+    let before = write_side(root.path(), "before", &[10.0, 10.1, 9.9], |run| {
+        vec![
+            ("float_matmul", "forward", 40.0),
+            ("float_exp", "forward", noisy[run]),
+        ]
+    });
+    let after = write_side(root.path(), "after", &[12.0, 12.1, 11.9], |run| {
+        vec![
+            ("float_matmul", "forward", 80.0 + run as f64),
+            ("float_exp", "forward", noisy[run + 3]),
+        ]
+    });
+    let output = diff_sides(&before, &after, &[]);
+    let (stdout, _) = text(&output);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(
+        &lines[2..5],
+        [
+            "ops, host time per step, largest change first:",
+            "          op    phase        before         after        change    ratio  beyond noise",
+            "float_matmul  forward      2.000 ms      4.050 ms     +2.050 ms    2.02x  yes",
+        ],
+        "{stdout}"
+    );
+    assert_eq!(
+        lines[5], "   float_exp  forward      1.650 ms      1.667 ms      +16.7 us    1.01x  no",
+        "{stdout}"
+    );
+    assert!(!stdout.contains("none is claimed"), "{stdout}");
+
+    let page = root.path().join("diff.html");
+    let mut args = vec!["--html", page.to_str().unwrap()];
+    args.push("--rows");
+    args.push("5");
+    let output = diff_sides(&before, &after, &args);
+    assert_eq!(output.status.code(), Some(0));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("<th>beyond noise</th>"), "{html}");
+    assert!(html.contains("<td>2.02x</td><td>yes</td>"), "{html}");
+    assert!(
+        html.contains("means of the medians of 3 and 3 runs"),
+        "{html}"
+    );
+}
+
+/// Runs given without `--` are two, one a side: any other count is refused, saying how to give
+/// them.
+#[test]
+fn three_runs_without_a_separator_are_refused_with_the_syntax() {
+    let root = tempfile::tempdir().unwrap();
+    let runs = write_side(root.path(), "runs", &[10.0, 10.0, 10.0], |_| Vec::new());
+    let output = Command::new(env!("CARGO_BIN_EXE_burn-profiled"))
+        .arg("diff")
+        .args(&runs)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(
+        text(&output).1,
+        "burn-profiled diff: 3 run directories and no `--`: give BEFORE AFTER, or the runs \
+         before, `--`, and the runs after (burn-profiled diff B1 B2 B3 -- A1 A2 A3)\n"
+    );
+    let empty = root.path().join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let output = diff(&empty, &runs[0], &[]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        text(&output)
+            .1
+            .ends_with("empty: not a burn-profiled run directory: it has no run.json, and no subdirectory has one\n"),
+        "{}",
+        text(&output).1
+    );
+}
+
+/// `burn-profiled diff A B | head -1`: the reader closes the pipe, and the command stops
+/// quietly with the status of its verdict (it panicked in `print!`).
+#[test]
+fn a_closed_pipe_ends_the_comparison_quietly() {
+    let root = tempfile::tempdir().unwrap();
+    let (before, after) = (root.path().join("before"), root.path().join("after"));
+    write_run(&before, &steps(10.0), &[("float_exp", "forward", 40.0)]);
+    write_run(&after, &steps(30.0), &[("float_exp", "forward", 80.0)]);
+    let output = support::output_into_a_closed_pipe(
+        Command::new(env!("CARGO_BIN_EXE_burn-profiled"))
+            .arg("diff")
+            .args([&before, &after])
+            .args(["--fail-if-slower", "10"]),
+    );
+    assert_eq!(text(&output).1, "", "nothing on stderr, no panic");
+    assert_eq!(output.status.code(), Some(1), "the verdict's status");
 }

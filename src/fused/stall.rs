@@ -103,8 +103,7 @@ fn watch() {
             if since == 0 || now_ns().saturating_sub(since) < STALLED.as_nanos() as u64 {
                 continue;
             }
-            if !registry_is_held(&thread) || thread.closing_since.load(Ordering::Relaxed) != since
-            {
+            if !registry_is_held(&thread) || thread.closing_since.load(Ordering::Relaxed) != since {
                 continue;
             }
             stop(&thread.device, now_ns().saturating_sub(since));

@@ -7,15 +7,22 @@ use std::fmt;
 
 use serde_json::Value;
 
-use super::{OpRow, Run, noise, time_text};
+use super::{Run, noise, time_text};
 use crate::sinks::stats::bytes_text;
+
+/// How far apart two processes of one program can be with nothing changed, in percent of the
+/// step time: the default floor for a verdict from one run a side (the guide's
+/// report-and-diff page has the measurements behind it).
+pub const ONE_RUN_NOISE_PERCENT: f64 = 25.0;
 
 /// How [`compare`] judges and what it shows.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct DiffSettings {
-    /// Changes of the step time smaller than this, in percent, are "no change beyond noise"
-    /// even when the steps' interval excludes zero: two runs of one program on one machine
-    /// differ by that much (clocks, caches, other processes).
+    /// With one run on a side, changes of the step time smaller than this, in percent, are "no
+    /// change beyond noise" even when the steps' interval excludes zero: one run cannot show the
+    /// drift between processes (machine load, clocks, memory placement, caches), and two
+    /// processes of one program differ by up to this much ([`ONE_RUN_NOISE_PERCENT`] measured).
+    /// With several runs a side, their spread decides instead.
     pub noise_percent: f64,
     /// Op rows shown, largest change first.
     pub rows: usize,
@@ -24,7 +31,7 @@ pub struct DiffSettings {
 impl Default for DiffSettings {
     fn default() -> Self {
         DiffSettings {
-            noise_percent: 5.0,
+            noise_percent: ONE_RUN_NOISE_PERCENT,
             rows: 20,
         }
     }
@@ -79,6 +86,9 @@ pub struct OpChange {
     pub before_device_ns: Option<f64>,
     /// See `before_device_ns`.
     pub after_device_ns: Option<f64>,
+    /// With several runs a side: whether its host time per step changed beyond the spread
+    /// between runs (`None` with one run a side, or for an op of one side only).
+    pub beyond_noise: Option<bool>,
 }
 
 impl OpChange {
@@ -154,10 +164,13 @@ fn largest_change_first(
 pub struct Diff {
     /// The step-time verdict.
     pub verdict: Verdict,
-    /// Median step time before and after, in seconds (when known).
+    /// Step time before and after, in seconds (when known): the median step of a run, and
+    /// with several runs a side the mean of their medians.
     pub step_seconds: Option<(f64, f64)>,
-    /// Measured steps with times before and after.
+    /// Measured steps with times before and after (all runs of a side).
     pub steps: (usize, usize),
+    /// Runs before and after.
+    pub runs: (usize, usize),
     /// Every op and phase of either run, largest change (either way) first.
     pub ops: Vec<OpChange>,
     /// Whether both runs have op tables.
@@ -235,16 +248,29 @@ fn differences(before: &Value, after: &Value) -> Vec<Difference> {
     found
 }
 
-/// Compares `after` with `before`.
+/// Compares `after` with `before`: one run a side.
 pub fn compare(before: &Run, after: &Run, settings: DiffSettings) -> Diff {
-    let step_seconds =
-        (!before.step_seconds.is_empty() && !after.step_seconds.is_empty()).then(|| {
-            (
-                noise::median(&mut before.step_seconds.clone()),
-                noise::median(&mut after.step_seconds.clone()),
-            )
-        });
-    let verdict = match noise::ratio_of_medians(&before.step_seconds, &after.step_seconds) {
+    compare_runs(
+        std::slice::from_ref(before),
+        std::slice::from_ref(after),
+        settings,
+    )
+}
+
+/// Compares the runs `after` with the runs `before` (each side at least one run, of one
+/// program and configuration): the step time from the spread between runs as well as within
+/// them, each op's time per step as the mean over its side's runs, memory peaks as the
+/// highest of a side, and what the first runs of the sides were run with that differs.
+///
+/// # Panics
+/// If a side has no run.
+pub fn compare_runs(before: &[Run], after: &[Run], settings: DiffSettings) -> Diff {
+    let (Some(first_before), Some(first_after)) = (before.first(), after.first()) else {
+        panic!("compare_runs needs at least one run a side");
+    };
+    let ratio = noise::ratio_of_levels(&steps_of(before), &steps_of(after));
+    let one_run_a_side = before.len() == 1 || after.len() == 1;
+    let verdict = match ratio {
         None => Verdict::Unknown,
         Some((ratio, low, high)) => {
             let (percent, low, high) = (
@@ -252,7 +278,8 @@ pub fn compare(before: &Run, after: &Run, settings: DiffSettings) -> Diff {
                 (low - 1.0) * 100.0,
                 (high - 1.0) * 100.0,
             );
-            if low <= 0.0 && high >= 0.0 || percent.abs() < settings.noise_percent {
+            let under_floor = one_run_a_side && percent.abs() < settings.noise_percent;
+            if low <= 0.0 && high >= 0.0 || under_floor {
                 Verdict::NoChange { percent, low, high }
             } else if percent < 0.0 {
                 Verdict::Faster {
@@ -265,70 +292,127 @@ pub fn compare(before: &Run, after: &Run, settings: DiffSettings) -> Diff {
             }
         }
     };
-    let per_step = |run: &Run, row: &OpRow| {
-        let steps = run.measured_steps.max(1) as f64;
-        (
-            row.total_ns as f64 / steps,
-            row.device_total_ns.map(|ns| ns as f64 / steps),
-        )
+    let level = |runs: &[Run]| {
+        let medians: Vec<f64> = runs
+            .iter()
+            .filter(|run| !run.step_seconds.is_empty())
+            .map(|run| noise::median(&mut run.step_seconds.clone()))
+            .collect();
+        medians.iter().sum::<f64>() / medians.len() as f64
     };
-    let mut ops: Vec<OpChange> = Vec::new();
-    for row in &before.ops {
-        let (host, device) = per_step(before, row);
-        ops.push(OpChange {
-            op: row.op.clone(),
-            phase: row.phase.clone(),
-            before_ns: Some(host),
-            after_ns: None,
-            before_device_ns: device,
-            after_device_ns: None,
-        });
-    }
-    for row in &after.ops {
-        let (host, device) = per_step(after, row);
-        match ops
-            .iter_mut()
-            .find(|o| o.op == row.op && o.phase == row.phase)
-        {
-            Some(both) => {
-                both.after_ns = Some(host);
-                both.after_device_ns = device;
-            }
-            None => ops.push(OpChange {
-                op: row.op.clone(),
-                phase: row.phase.clone(),
-                before_ns: None,
-                after_ns: Some(host),
-                before_device_ns: None,
-                after_device_ns: device,
-            }),
-        }
-    }
-    ops.sort_by(|a, b| largest_change_first(a, b, OpChange::host));
-    let memory = before
+    let step_seconds = ratio.map(|_| (level(before), level(after)));
+    let ops = op_changes(before, after);
+    let memory = first_before
         .memory_peaks
         .iter()
-        .filter_map(|(name, b)| {
-            after
-                .memory_peaks
-                .iter()
-                .find(|(other, _)| other == name)
-                .map(|(_, a)| (name.clone(), *b, *a))
-        })
+        .filter_map(|(name, _)| Some((name.clone(), peak(before, name)?, peak(after, name)?)))
         .collect();
+    let steps = |runs: &[Run]| runs.iter().map(|run| run.step_seconds.len()).sum();
     Diff {
         verdict,
         step_seconds,
-        steps: (before.step_seconds.len(), after.step_seconds.len()),
+        steps: (steps(before), steps(after)),
+        runs: (before.len(), after.len()),
         ops,
-        both_have_ops: before.has_ops && after.has_ops,
+        both_have_ops: before.iter().chain(after).all(|run| run.has_ops),
         memory,
-        differences: differences(&before.summary, &after.summary),
+        differences: differences(&first_before.summary, &first_after.summary),
         settings,
     }
 }
 
+/// Each run's step times.
+fn steps_of(runs: &[Run]) -> Vec<&[f64]> {
+    runs.iter().map(|run| run.step_seconds.as_slice()).collect()
+}
+
+/// The highest peak of memory `name` over `runs`, when every run has it.
+fn peak(runs: &[Run], name: &str) -> Option<u64> {
+    runs.iter()
+        .map(|run| {
+            run.memory_peaks
+                .iter()
+                .find(|(other, _)| other == name)
+                .map(|(_, bytes)| *bytes)
+        })
+        .try_fold(0, |highest, bytes| Some(highest.max(bytes?)))
+}
+
+/// Every op and phase of either side: its host and device time per step in each run of a
+/// side (0 in a run without it), their means, and with several runs a side whether the host
+/// time changed beyond the spread between runs; largest change first.
+fn op_changes(before: &[Run], after: &[Run]) -> Vec<OpChange> {
+    let mut keys: Vec<(&str, &str)> = Vec::new();
+    for row in before.iter().chain(after).flat_map(|run| &run.ops) {
+        if !keys.contains(&(row.op.as_str(), row.phase.as_str())) {
+            keys.push((row.op.as_str(), row.phase.as_str()));
+        }
+    }
+    // Per run: the op's host and device time per step, `None` when the run lacks it.
+    let per_run = |runs: &[Run], (op, phase): (&str, &str)| -> Vec<Option<(f64, Option<f64>)>> {
+        runs.iter()
+            .map(|run| {
+                let steps = run.measured_steps.max(1) as f64;
+                run.ops
+                    .iter()
+                    .find(|row| row.op == op && row.phase == phase)
+                    .map(|row| {
+                        (
+                            row.total_ns as f64 / steps,
+                            row.device_total_ns.map(|ns| ns as f64 / steps),
+                        )
+                    })
+            })
+            .collect()
+    };
+    let mean = |values: &[f64]| values.iter().sum::<f64>() / values.len() as f64;
+    let mut ops: Vec<OpChange> = keys
+        .into_iter()
+        .map(|key| {
+            let (b, a) = (per_run(before, key), per_run(after, key));
+            let side = |runs: &[Option<(f64, Option<f64>)>]| {
+                if runs.iter().all(Option::is_none) {
+                    return (None, None, Vec::new());
+                }
+                let host: Vec<f64> = runs.iter().map(|r| r.map_or(0.0, |(h, _)| h)).collect();
+                let device: Option<Vec<f64>> =
+                    runs.iter().map(|r| r.and_then(|(_, d)| d)).collect();
+                (Some(mean(&host)), device.map(|d| mean(&d)), host)
+            };
+            let (before_ns, before_device_ns, b_host) = side(&b);
+            let (after_ns, after_device_ns, a_host) = side(&a);
+            let beyond_noise = match (before_ns, after_ns) {
+                (Some(_), Some(_)) => noise::ratio_of_run_means(&b_host, &a_host)
+                    .map(|(_, low, high)| !(low <= 1.0 && high >= 1.0)),
+                _ => None,
+            };
+            OpChange {
+                op: key.0.to_owned(),
+                phase: key.1.to_owned(),
+                before_ns,
+                after_ns,
+                before_device_ns,
+                after_device_ns,
+                beyond_noise,
+            }
+        })
+        .collect();
+    ops.sort_by(|a, b| largest_change_first(a, b, OpChange::host));
+    ops
+}
+
 impl Diff {
+    /// Whether a side has one run: then the step time's verdict needs a change beyond
+    /// [`DiffSettings::noise_percent`], and no op's change is judged.
+    pub fn one_run_a_side(&self) -> bool {
+        self.runs.0 == 1 || self.runs.1 == 1
+    }
+
+    /// The settings it was compared with.
+    pub fn settings(&self) -> DiffSettings {
+        self.settings
+    }
+
     /// Whether the step got slower by more than `percent`, beyond noise.
     pub fn slower_than(&self, percent: f64) -> bool {
         matches!(self.verdict, Verdict::Slower { percent: p, .. } if p > percent)
@@ -373,25 +457,48 @@ impl fmt::Display for Diff {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "step time: {}", self.verdict)?;
         if let Some((before, after)) = self.step_seconds {
-            write!(
-                f,
-                ": {} -> {} per step (medians of {} and {} steps)",
-                time_text(before * 1e9),
-                time_text(after * 1e9),
-                self.steps.0,
-                self.steps.1
-            )?;
-        }
-        if matches!(self.verdict, Verdict::NoChange { percent, low, high }
-            if percent.abs() < self.settings.noise_percent && (low > 0.0 || high < 0.0))
-        {
-            write!(
-                f,
-                "\n  (under the {}% two runs of one program differ by: --noise sets it)",
-                self.settings.noise_percent
-            )?;
+            let (b, a) = (time_text(before * 1e9), time_text(after * 1e9));
+            match self.runs {
+                (1, 1) => write!(
+                    f,
+                    ": {b} -> {a} per step (medians of {} and {} steps)",
+                    self.steps.0, self.steps.1
+                )?,
+                (runs_before, runs_after) => write!(
+                    f,
+                    ": {b} -> {a} per step (means of the medians of {runs_before} and \
+                     {runs_after} runs, {} and {} steps)",
+                    self.steps.0, self.steps.1
+                )?,
+            }
         }
         writeln!(f)?;
+        if self.one_run_a_side() {
+            if matches!(self.verdict, Verdict::NoChange { percent, low, high }
+                if percent.abs() < self.settings.noise_percent && (low > 0.0 || high < 0.0))
+            {
+                writeln!(
+                    f,
+                    "  (under the {}% two processes of one program can differ by: --noise sets it)",
+                    self.settings.noise_percent
+                )?;
+            }
+            writeln!(
+                f,
+                "  one run a side: the drift between processes goes unseen, so only a change \
+                 beyond {}% is claimed. For a verdict, take 3 or more runs a side in \
+                 alternating order (before, after, before, ...) and give them all: \
+                 burn-profiled diff B1 B2 B3 -- A1 A2 A3",
+                self.settings.noise_percent
+            )?;
+        } else {
+            writeln!(
+                f,
+                "  {} and {} runs: the interval holds the spread between runs as well as \
+                 within them",
+                self.runs.0, self.runs.1
+            )?;
+        }
         if !self.differences.is_empty() {
             writeln!(f, "the runs differ in:")?;
             for difference in &self.differences {
@@ -414,7 +521,14 @@ impl fmt::Display for Diff {
             &self.ops.iter().collect::<Vec<_>>(),
             self.settings.rows,
             OpChange::host,
+            !self.one_run_a_side(),
         )?;
+        if self.one_run_a_side() {
+            writeln!(
+                f,
+                "(one run a side: the changes are shown, none is claimed beyond noise)"
+            )?;
+        }
         let only = |before: bool| -> Vec<String> {
             self.ops
                 .iter()
@@ -448,6 +562,7 @@ impl fmt::Display for Diff {
                 &device,
                 self.settings.rows,
                 OpChange::device,
+                false,
             )?;
         }
         for (name, before, after) in &self.memory {
@@ -464,13 +579,15 @@ impl fmt::Display for Diff {
 }
 
 /// A table of `ops` under `title`: the first `rows` of them, each with its op, phase and
-/// `time` before and after, its change and ratio, then how many more there are.
+/// `time` before and after, its change and ratio (and, `judged`, whether it is beyond the
+/// noise between runs), then how many more there are.
 fn write_table(
     f: &mut fmt::Formatter<'_>,
     title: &str,
     ops: &[&OpChange],
     rows: usize,
     time: fn(&OpChange) -> BeforeAfter,
+    judged: bool,
 ) -> fmt::Result {
     let shown = &ops[..rows.min(ops.len())];
     let name_width = shown.iter().map(|o| o.op.len()).max().unwrap_or(0).max(2);
@@ -480,18 +597,25 @@ fn write_table(
         .max()
         .unwrap_or(0)
         .max(5);
-    writeln!(
+    write!(
         f,
         "{title}\n{:>name_width$}  {:>phase_width$}  {:>12}  {:>12}  {:>12}  {:>7}",
         "op", "phase", "before", "after", "change", "ratio"
     )?;
+    writeln!(f, "{}", if judged { "  beyond noise" } else { "" })?;
     for op in shown {
         let [before, after, change, ratio] = time(op).texts();
-        writeln!(
+        write!(
             f,
             "{:>name_width$}  {:>phase_width$}  {before:>12}  {after:>12}  {change:>12}  {ratio:>7}",
             op.op, op.phase
         )?;
+        let beyond = match (judged, op.beyond_noise) {
+            (true, Some(true)) => "  yes",
+            (true, Some(false)) => "  no",
+            _ => "",
+        };
+        writeln!(f, "{beyond}")?;
     }
     if ops.len() > shown.len() {
         writeln!(f, "... {} more (--rows)", ops.len() - shown.len())?;

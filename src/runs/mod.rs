@@ -1,6 +1,6 @@
 //! Runs on disk: a session's output directory read back (`run.json`, and `ops.json` when the
-//! run kept statistics), and two runs compared op by op with a verdict on the step time
-//! ([`diff`]; the `burn-profiled diff` command).
+//! run kept statistics), and two runs, or two sides of several runs each, compared op by op
+//! with a verdict on the step time ([`diff`]; the `burn-profiled diff` command).
 //!
 //! ```no_run
 //! use burn_profiled::runs::{Run, diff};
@@ -225,6 +225,35 @@ impl Run {
             memory_peaks,
             summary,
         })
+    }
+}
+
+impl Run {
+    /// The runs `dir` holds: itself when it is a run (has `run.json`), else each of its
+    /// subdirectories that is a run, in name order (a folder of runs of one side of a
+    /// comparison: `runs/before/1`, `runs/before/2`, ...).
+    pub fn open_all(dir: impl AsRef<Path>) -> Result<Vec<Run>, RunError> {
+        let dir = dir.as_ref();
+        if !dir.is_dir() || dir.join("run.json").is_file() {
+            return Ok(vec![Run::open(dir)?]);
+        }
+        let entries = std::fs::read_dir(dir).map_err(|source| RunError::Read {
+            path: dir.to_owned(),
+            source,
+        })?;
+        let mut runs: Vec<PathBuf> = entries
+            .filter_map(Result::ok)
+            .map(|entry| entry.path())
+            .filter(|path| path.join("run.json").is_file())
+            .collect();
+        if runs.is_empty() {
+            return Err(RunError::NotARun {
+                dir: dir.to_owned(),
+                why: "it has no run.json, and no subdirectory has one".to_owned(),
+            });
+        }
+        runs.sort();
+        runs.iter().map(Run::open).collect()
     }
 }
 

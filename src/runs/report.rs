@@ -444,26 +444,51 @@ fn op_table(rows: &[OpRow]) -> String {
 
 /// Two runs compared (`burn-profiled diff --html`), as one self-contained page: the verdict,
 /// then every op and phase, largest change first.
-pub fn diff_html(diff: &Diff, before: &Run, after: &Run) -> String {
+pub fn diff_html(diff: &Diff, before: &[Run], after: &[Run]) -> String {
+    let side = |runs: &[Run]| {
+        let dirs: Vec<String> = runs
+            .iter()
+            .map(|run| run.dir.display().to_string())
+            .collect();
+        let backend = runs.first().map_or("", |run| run.backend.as_str());
+        (escape(&dirs.join(", ")), escape(backend))
+    };
+    let ((before_dirs, before_backend), (after_dirs, after_backend)) = (side(before), side(after));
     let mut page = format!(
         "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>burn-profiled diff</title>\
          <style>{STYLE}</style></head><body><h1>burn-profiled diff</h1><table class=\"meta\">\
-         <tr><td>before</td><td>{}</td><td>{}</td></tr><tr><td>after</td><td>{}</td><td>{}</td></tr></table>\
+         <tr><td>before</td><td>{before_dirs}</td><td>{before_backend}</td></tr><tr><td>after</td><td>{after_dirs}</td><td>{after_backend}</td></tr></table>\
          <h2>Step time</h2><p id=\"verdict\">{}</p>",
-        escape(&before.dir.display().to_string()),
-        escape(&before.backend),
-        escape(&after.dir.display().to_string()),
-        escape(&after.backend),
         escape(&diff.verdict.to_string())
     );
     if let Some((b, a)) = diff.step_seconds {
+        let _ = match diff.runs {
+            (1, 1) => write!(
+                page,
+                "<p>median {} -> {} per step (medians of {} and {} steps)</p>",
+                time_text(b * 1e9),
+                time_text(a * 1e9),
+                diff.steps.0,
+                diff.steps.1
+            ),
+            (runs_before, runs_after) => write!(
+                page,
+                "<p>{} -> {} per step (means of the medians of {runs_before} and {runs_after} \
+                 runs, {} and {} steps)</p>",
+                time_text(b * 1e9),
+                time_text(a * 1e9),
+                diff.steps.0,
+                diff.steps.1
+            ),
+        };
+    }
+    if diff.one_run_a_side() {
         let _ = write!(
             page,
-            "<p>median {} -> {} per step (medians of {} and {} steps)</p>",
-            time_text(b * 1e9),
-            time_text(a * 1e9),
-            diff.steps.0,
-            diff.steps.1
+            "<p id=\"runs\">One run a side: the drift between processes goes unseen, so only a \
+             change beyond {}% is claimed, and no op's change is. For a verdict, take 3 or more \
+             runs a side in alternating order and give them all.</p>",
+            diff.settings().noise_percent
         );
     }
     if !diff.differences.is_empty() {
@@ -486,6 +511,7 @@ pub fn diff_html(diff: &Diff, before: &Run, after: &Run) -> String {
             "Ops, host time per step",
             &host,
             OpChange::host,
+            !diff.one_run_a_side(),
         ));
         let device = diff.device_ops();
         if !device.is_empty() {
@@ -494,6 +520,7 @@ pub fn diff_html(diff: &Diff, before: &Run, after: &Run) -> String {
                 "Ops, device time per step",
                 &device,
                 OpChange::device,
+                false,
             ));
         }
     } else {
@@ -513,21 +540,30 @@ pub fn diff_html(diff: &Diff, before: &Run, after: &Run) -> String {
 }
 
 /// The table `id` of the diff's `ops` under the heading `title`: per op and phase, `time`
-/// before and after, its change and ratio.
+/// before and after, its change and ratio, and (`judged`) whether that is beyond the noise
+/// between runs.
 fn diff_ops_table(
     id: &str,
     title: &str,
     ops: &[&OpChange],
     time: fn(&OpChange) -> BeforeAfter,
+    judged: bool,
 ) -> String {
     let mut table = format!(
-        "<h2>{title}</h2><table id=\"{id}\"><thead><tr><th class=\"name\">op</th><th class=\"name\">phase</th><th>before</th><th>after</th><th>change</th><th>ratio</th></tr></thead><tbody>"
+        "<h2>{title}</h2><table id=\"{id}\"><thead><tr><th class=\"name\">op</th><th class=\"name\">phase</th><th>before</th><th>after</th><th>change</th><th>ratio</th>{}</tr></thead><tbody>",
+        if judged { "<th>beyond noise</th>" } else { "" }
     );
     for op in ops {
         let [before, after, change, ratio] = time(op).texts();
+        let beyond = match (judged, op.beyond_noise) {
+            (false, _) => "",
+            (true, Some(true)) => "<td>yes</td>",
+            (true, Some(false)) => "<td>no</td>",
+            (true, None) => "<td>-</td>",
+        };
         let _ = write!(
             table,
-            "<tr data-phase=\"{phase}\"><td class=\"name\">{}</td><td class=\"name\">{phase}</td><td>{before}</td><td>{after}</td><td>{change}</td><td>{ratio}</td></tr>",
+            "<tr data-phase=\"{phase}\"><td class=\"name\">{}</td><td class=\"name\">{phase}</td><td>{before}</td><td>{after}</td><td>{change}</td><td>{ratio}</td>{beyond}</tr>",
             escape(&op.op),
             phase = escape(&op.phase),
         );

@@ -89,7 +89,7 @@ fn main() -> ExitCode {
     let args = Args::parse();
     match diff::run(&args) {
         Ok(report) => {
-            print!("{}", report.text);
+            burn_profiled::cli_output::print(&report.text);
             ExitCode::from(if report.consistent { 0 } else { 1 })
         }
         Err(Unusable(message)) => {

@@ -3,11 +3,13 @@
 //! `burn-profiled report RUN_DIR [--out FILE]` writes a run's HTML report (default
 //! `RUN_DIR/report.html`): one file, nothing loaded from the network.
 //!
-//! `burn-profiled diff BEFORE_DIR AFTER_DIR` compares two runs: the step time, with a verdict
-//! that accounts for noise, and per op and phase the time per step before and after.
+//! `burn-profiled diff BEFORE AFTER` compares two runs, and `burn-profiled diff B1 B2 B3 -- A1
+//! A2 A3` two sides of several runs each (a folder of runs stands for the runs in it): the step
+//! time, with a verdict that accounts for the noise within and between processes, and per op
+//! and phase the time per step before and after.
 //!
-//! Exit status: 0; 1 when `--fail-if-slower PCT` is given and the step got slower by more, beyond
-//! noise; 2 on unusable input (a message names the file and why).
+//! Exit status: 0; 1 when `--fail-if-slower PCT` is given and the verdict is slower by more;
+//! 2 on unusable input (a message names the file and why).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -38,18 +40,28 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
-    /// Compares two runs: step time with a verdict that accounts for noise, and each op's
-    /// time per step before and after.
+    /// Compares two runs, or two sides of several runs each: step time with a verdict that
+    /// accounts for noise, and each op's time per step before and after.
+    ///
+    /// `diff BEFORE AFTER` (one run a side, or a folder of runs each), or
+    /// `diff B1 B2 B3 -- A1 A2 A3`. One run a side cannot show the drift between processes:
+    /// a verdict there needs a change beyond --noise. Three or more runs a side, taken in
+    /// alternating order, give a verdict from their spread.
     Diff {
-        /// The run before the change (a directory with run.json, and ops.json for the ops).
-        before_dir: PathBuf,
-        /// The run after it.
-        after_dir: PathBuf,
-        /// Exit with 1 when the step got slower by more than this many percent, beyond noise.
+        /// The runs before the change (run directories, or folders of them); with `--`, all
+        /// of them, else BEFORE and AFTER.
+        #[arg(required = true, value_name = "BEFORE")]
+        before: Vec<PathBuf>,
+        /// The runs after the change, after `--`.
+        #[arg(last = true, value_name = "AFTER")]
+        after: Vec<PathBuf>,
+        /// Exit with 1 when the verdict is slower by more than this many percent (no verdict,
+        /// no failure).
         #[arg(long, value_name = "PCT")]
         fail_if_slower: Option<f64>,
-        /// Step-time changes under this many percent count as noise.
-        #[arg(long, value_name = "PCT", default_value_t = 5.0)]
+        /// With one run a side: step-time changes under this many percent count as noise (the
+        /// default is what two processes of one program differed by, measured).
+        #[arg(long, value_name = "PCT", default_value_t = diff::ONE_RUN_NOISE_PERCENT)]
         noise: f64,
         /// Op rows shown.
         #[arg(long, default_value_t = 20)]
@@ -64,13 +76,13 @@ fn main() -> ExitCode {
     match Args::parse().command {
         Command::Report { run_dir, out } => report(run_dir, out),
         Command::Diff {
-            before_dir,
-            after_dir,
+            before,
+            after,
             fail_if_slower,
             noise,
             rows,
             html,
-        } => diff(before_dir, after_dir, fail_if_slower, (noise, rows), html),
+        } => diff(before, after, fail_if_slower, (noise, rows), html),
     }
 }
 
@@ -85,7 +97,7 @@ fn report(run_dir: PathBuf, out: Option<PathBuf>) -> ExitCode {
     let out = out.unwrap_or_else(|| run_dir.join("report.html"));
     match burn_profiled::runs::report::write(&run, &out) {
         Ok(()) => {
-            println!("wrote {}", out.display());
+            burn_profiled::cli_output::print(&format!("wrote {}\n", out.display()));
             ExitCode::SUCCESS
         }
         Err(error) => {
@@ -99,13 +111,35 @@ fn report(run_dir: PathBuf, out: Option<PathBuf>) -> ExitCode {
 }
 
 fn diff(
-    before_dir: PathBuf,
-    after_dir: PathBuf,
+    before: Vec<PathBuf>,
+    after: Vec<PathBuf>,
     fail_if_slower: Option<f64>,
     (noise, rows): (f64, usize),
     html: Option<PathBuf>,
 ) -> ExitCode {
-    let runs = Run::open(&before_dir).and_then(|before| Ok((before, Run::open(&after_dir)?)));
+    let (before, after) = match (before, after) {
+        (before, after) if !after.is_empty() => (before, after),
+        (mut both, _) if both.len() == 2 => {
+            let after = both.split_off(1);
+            (both, after)
+        }
+        (given, _) => {
+            eprintln!(
+                "burn-profiled diff: {} run directories and no `--`: give BEFORE AFTER, or the \
+                 runs before, `--`, and the runs after (burn-profiled diff B1 B2 B3 -- A1 A2 A3)",
+                given.len()
+            );
+            return ExitCode::from(2);
+        }
+    };
+    let open = |dirs: &[PathBuf]| -> Result<Vec<Run>, burn_profiled::runs::RunError> {
+        let mut runs = Vec::new();
+        for dir in dirs {
+            runs.extend(Run::open_all(dir)?);
+        }
+        Ok(runs)
+    };
+    let runs = open(&before).and_then(|before| Ok((before, open(&after)?)));
     let (before, after) = match runs {
         Ok(runs) => runs,
         Err(error) => {
@@ -117,8 +151,8 @@ fn diff(
         noise_percent: noise,
         rows,
     };
-    let comparison = diff::compare(&before, &after, settings);
-    print!("{comparison}");
+    let comparison = diff::compare_runs(&before, &after, settings);
+    burn_profiled::cli_output::print(&comparison.to_string());
     if let Some(html) = html {
         let page = burn_profiled::runs::report::diff_html(&comparison, &before, &after);
         if let Err(error) = burn_profiled::runs::report::write_page(&html, &page) {
@@ -128,7 +162,7 @@ fn diff(
             );
             return ExitCode::from(2);
         }
-        println!("wrote {}", html.display());
+        burn_profiled::cli_output::print(&format!("wrote {}\n", html.display()));
     }
     match fail_if_slower {
         Some(percent) if comparison.slower_than(percent) => ExitCode::from(1),
