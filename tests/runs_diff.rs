@@ -497,7 +497,7 @@ fn runs_of_one_configuration_shifted_apart_get_no_verdict_with_one_run_a_side_an
     assert!(
         text(&output)
             .0
-            .contains("(under the 25% two processes of one program can differ by"),
+            .contains("(under the 65% two processes of one program can differ by"),
         "{}",
         text(&output).0
     );
@@ -508,11 +508,15 @@ fn runs_of_one_configuration_shifted_apart_get_no_verdict_with_one_run_a_side_an
     let line = first_line(&output);
     assert!(
         line.starts_with("step time: no change beyond noise (")
-            && line.ends_with("per step (means of the medians of 3 and 3 runs, 60 and 60 steps)"),
+            && line.ends_with(
+                "per step (geometric means of the medians of 3 and 3 runs, 60 and 60 steps)"
+            ),
         "{line}"
     );
     assert!(
-        stdout.contains("  3 and 3 runs: the interval holds the spread between runs"),
+        stdout.contains(
+            "  3 and 3 runs: the interval holds the spread between runs (Welch's, on their medians)"
+        ),
         "{stdout}"
     );
 }
@@ -598,7 +602,7 @@ fn with_several_runs_an_op_is_beyond_noise_only_beyond_the_spread_between_runs()
     assert!(html.contains("<th>beyond noise</th>"), "{html}");
     assert!(html.contains("<td>2.02x</td><td>yes</td>"), "{html}");
     assert!(
-        html.contains("means of the medians of 3 and 3 runs"),
+        html.contains("geometric means of the medians of 3 and 3 runs"),
         "{html}"
     );
 }

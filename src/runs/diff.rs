@@ -13,12 +13,13 @@ use crate::sinks::stats::bytes_text;
 /// How far apart two processes of one program can be with nothing changed, in percent of the
 /// step time: the default floor for a verdict from one run a side (the guide's
 /// report-and-diff page has the measurements behind it).
-pub const ONE_RUN_NOISE_PERCENT: f64 = 25.0;
+pub const ONE_RUN_NOISE_PERCENT: f64 = 65.0;
 
 /// How [`compare`] judges and what it shows.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct DiffSettings {
-    /// With one run on a side, changes of the step time smaller than this, in percent, are "no
+    /// With one run on a side, a step time slower by less than this, in percent, or faster by
+    /// less than the same factor (25: slower by under 1.25x, faster by under 1/1.25), is "no
     /// change beyond noise" even when the steps' interval excludes zero: one run cannot show the
     /// drift between processes (machine load, clocks, memory placement, caches), and two
     /// processes of one program differ by up to this much ([`ONE_RUN_NOISE_PERCENT`] measured).
@@ -164,8 +165,9 @@ fn largest_change_first(
 pub struct Diff {
     /// The step-time verdict.
     pub verdict: Verdict,
-    /// Step time before and after, in seconds (when known): the median step of a run, and
-    /// with several runs a side the mean of their medians.
+    /// Step time before and after, in seconds (when known): the median step of a run (of its
+    /// runs' steps together, where one side has one run), and with several runs a side the
+    /// geometric mean of their medians.
     pub step_seconds: Option<(f64, f64)>,
     /// Measured steps with times before and after (all runs of a side).
     pub steps: (usize, usize),
@@ -258,8 +260,8 @@ pub fn compare(before: &Run, after: &Run, settings: DiffSettings) -> Diff {
 }
 
 /// Compares the runs `after` with the runs `before` (each side at least one run, of one
-/// program and configuration): the step time from the spread between runs as well as within
-/// them, each op's time per step as the mean over its side's runs, memory peaks as the
+/// program and configuration): the step time from the spread between runs with several a
+/// side (Welch's interval on their medians), from the steps and a floor with one, each op's time per step as the mean over its side's runs, memory peaks as the
 /// highest of a side, and what the first runs of the sides were run with that differs.
 ///
 /// # Panics
@@ -268,8 +270,32 @@ pub fn compare_runs(before: &[Run], after: &[Run], settings: DiffSettings) -> Di
     let (Some(first_before), Some(first_after)) = (before.first(), after.first()) else {
         panic!("compare_runs needs at least one run a side");
     };
-    let ratio = noise::ratio_of_levels(&steps_of(before), &steps_of(after));
     let one_run_a_side = before.len() == 1 || after.len() == 1;
+    // One run a side: the steps (of all its runs, where the other side has several), and the
+    // runs' medians with several a side.
+    let pooled = |runs: &[Run]| -> Vec<f64> {
+        runs.iter()
+            .flat_map(|run| run.step_seconds.iter().copied())
+            .collect()
+    };
+    let medians = |runs: &[Run]| -> Vec<f64> {
+        runs.iter()
+            .filter(|run| !run.step_seconds.is_empty())
+            .map(|run| noise::median(&mut run.step_seconds.clone()))
+            .collect()
+    };
+    let (ratio, step_seconds) = if one_run_a_side {
+        let (b, a) = (pooled(before), pooled(after));
+        let ratio = noise::ratio_of_medians(&b, &a);
+        let level = |mut steps: Vec<f64>| noise::median(&mut steps);
+        (ratio, ratio.map(|_| (level(b), level(a))))
+    } else {
+        let (b, a) = (medians(before), medians(after));
+        let ratio = noise::ratio_of_run_levels(&b, &a);
+        let levels = (!b.is_empty() && !a.is_empty())
+            .then(|| (noise::geometric_mean(&b), noise::geometric_mean(&a)));
+        (ratio, levels.filter(|_| ratio.is_some()))
+    };
     let verdict = match ratio {
         None => Verdict::Unknown,
         Some((ratio, low, high)) => {
@@ -278,7 +304,9 @@ pub fn compare_runs(before: &[Run], after: &[Run], settings: DiffSettings) -> Di
                 (low - 1.0) * 100.0,
                 (high - 1.0) * 100.0,
             );
-            let under_floor = one_run_a_side && percent.abs() < settings.noise_percent;
+            // The floor holds both ways as a factor: 25% slower, or 1/1.25 (20% faster).
+            let floor = 1.0 + settings.noise_percent / 100.0;
+            let under_floor = one_run_a_side && ratio < floor && ratio > 1.0 / floor;
             if low <= 0.0 && high >= 0.0 || under_floor {
                 Verdict::NoChange { percent, low, high }
             } else if percent < 0.0 {
@@ -292,15 +320,6 @@ pub fn compare_runs(before: &[Run], after: &[Run], settings: DiffSettings) -> Di
             }
         }
     };
-    let level = |runs: &[Run]| {
-        let medians: Vec<f64> = runs
-            .iter()
-            .filter(|run| !run.step_seconds.is_empty())
-            .map(|run| noise::median(&mut run.step_seconds.clone()))
-            .collect();
-        medians.iter().sum::<f64>() / medians.len() as f64
-    };
-    let step_seconds = ratio.map(|_| (level(before), level(after)));
     let ops = op_changes(before, after);
     let memory = first_before
         .memory_peaks
@@ -319,11 +338,6 @@ pub fn compare_runs(before: &[Run], after: &[Run], settings: DiffSettings) -> Di
         differences: differences(&first_before.summary, &first_after.summary),
         settings,
     }
-}
-
-/// Each run's step times.
-fn steps_of(runs: &[Run]) -> Vec<&[f64]> {
-    runs.iter().map(|run| run.step_seconds.as_slice()).collect()
 }
 
 /// The highest peak of memory `name` over `runs`, when every run has it.
@@ -382,8 +396,8 @@ fn op_changes(before: &[Run], after: &[Run]) -> Vec<OpChange> {
             let (before_ns, before_device_ns, b_host) = side(&b);
             let (after_ns, after_device_ns, a_host) = side(&a);
             let beyond_noise = match (before_ns, after_ns) {
-                (Some(_), Some(_)) => noise::ratio_of_run_means(&b_host, &a_host)
-                    .map(|(_, low, high)| !(low <= 1.0 && high >= 1.0)),
+                (Some(_), Some(_)) => noise::welch_difference(&b_host, &a_host)
+                    .map(|(_, low, high)| low > 0.0 || high < 0.0),
                 _ => None,
             };
             OpChange {
@@ -466,16 +480,15 @@ impl fmt::Display for Diff {
                 )?,
                 (runs_before, runs_after) => write!(
                     f,
-                    ": {b} -> {a} per step (means of the medians of {runs_before} and \
-                     {runs_after} runs, {} and {} steps)",
+                    ": {b} -> {a} per step (geometric means of the medians of {runs_before} \
+                     and {runs_after} runs, {} and {} steps)",
                     self.steps.0, self.steps.1
                 )?,
             }
         }
         writeln!(f)?;
         if self.one_run_a_side() {
-            if matches!(self.verdict, Verdict::NoChange { percent, low, high }
-                if percent.abs() < self.settings.noise_percent && (low > 0.0 || high < 0.0))
+            if matches!(self.verdict, Verdict::NoChange { low, high, .. } if low > 0.0 || high < 0.0)
             {
                 writeln!(
                     f,
@@ -494,8 +507,8 @@ impl fmt::Display for Diff {
         } else {
             writeln!(
                 f,
-                "  {} and {} runs: the interval holds the spread between runs as well as \
-                 within them",
+                "  {} and {} runs: the interval holds the spread between runs (Welch's, on \
+                 their medians)",
                 self.runs.0, self.runs.1
             )?;
         }

@@ -473,8 +473,8 @@ pub fn diff_html(diff: &Diff, before: &[Run], after: &[Run]) -> String {
             ),
             (runs_before, runs_after) => write!(
                 page,
-                "<p>{} -> {} per step (means of the medians of {runs_before} and {runs_after} \
-                 runs, {} and {} steps)</p>",
+                "<p>{} -> {} per step (geometric means of the medians of {runs_before} and \
+                 {runs_after} runs, {} and {} steps)</p>",
                 time_text(b * 1e9),
                 time_text(a * 1e9),
                 diff.steps.0,
