@@ -428,7 +428,7 @@ fn the_example_with_its_batch_doubled_is_slower_in_its_convolutions() {
     let run: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(after.join("run.json")).unwrap()).unwrap();
     if run["backend"].as_str().unwrap().contains("ndarray") {
-        let top = stdout.lines().nth(3).unwrap();
+        let top = stdout.lines().nth(4).unwrap();
         assert!(top.trim_start().starts_with("conv2d"), "{stdout}");
     }
     assert!(stdout.contains("... "), "the rest is counted: {stdout}");

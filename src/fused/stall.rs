@@ -15,10 +15,12 @@ use std::time::{Duration, Instant};
 
 use burn_cubecl::CubeRuntime;
 
-/// How long a fuser may take to close a block before the registry is probed.
-const STALLED: Duration = Duration::from_secs(5);
+/// How long a fuser may take to close a block before the registry is probed. Long: on several
+/// devices the registry's lock can be held for a while by a creation queued behind a busy
+/// runner of another device, and stopping a healthy run would be worse than a late word.
+const STALLED: Duration = Duration::from_secs(20);
 /// How long the probe may wait for the registry lock before the process is stopped.
-const PROBE: Duration = Duration::from_secs(5);
+const PROBE: Duration = Duration::from_secs(10);
 
 /// One fusion thread, as the watcher sees it.
 struct FusionThread {
