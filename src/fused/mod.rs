@@ -23,6 +23,10 @@
 //! type B = Autodiff<fused::Wgpu>; // was: Autodiff<burn::backend::Wgpu> (fused)
 //! ```
 //!
+//! To train on burn's own fused backend and on these in one process (to check that profiling
+//! changes nothing), call [`share_device`] before the second one first touches the device, or
+//! start a [`Session`](crate::Session) on it: cubecl-common 0.10 otherwise deadlocks there.
+//!
 //! What is not exact: a block that fused ops of two phases counts in its first op's. Nothing
 //! tells an op fusion runs unfused when it was registered: it gets the phase of the last op of
 //! the last block its stream ran or, before any block since the stream last ran dry on a read
