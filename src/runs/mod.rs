@@ -9,6 +9,11 @@
 //! let after = Run::open("target/run-after").unwrap();
 //! let comparison = diff::compare(&before, &after, diff::DiffSettings::default());
 //! println!("{comparison}");
+//!
+//! // Several runs a side, taken in alternating order: a verdict from their spread.
+//! let side = |dir: &str| Run::open_all(dir).unwrap(); // a folder of runs
+//! let runs = diff::compare_runs(&side("target/runs/before"), &side("target/runs/after"), Default::default());
+//! println!("{runs}");
 //! ```
 
 pub mod diff;

@@ -61,7 +61,7 @@ enum Command {
         fail_if_slower: Option<f64>,
         /// With one run a side: step-time changes under this many percent count as noise (the
         /// default is what two processes of one program differed by, measured).
-        #[arg(long, value_name = "PCT", default_value_t = diff::ONE_RUN_NOISE_PERCENT)]
+        #[arg(long, value_name = "PCT", default_value_t = diff::ONE_RUN_NOISE_PERCENT, value_parser = parse_percent)]
         noise: f64,
         /// Op rows shown.
         #[arg(long, default_value_t = 20)]
@@ -70,6 +70,14 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         html: Option<PathBuf>,
     },
+}
+
+fn parse_percent(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(percent) if percent >= 0.0 => Ok(percent),
+        Ok(_) => Err("a percentage of at least 0".to_owned()),
+        Err(error) => Err(error.to_string()),
+    }
 }
 
 fn main() -> ExitCode {
