@@ -522,6 +522,17 @@ fn runs_of_one_configuration_shifted_apart_get_no_verdict_with_one_run_a_side_an
         ),
         "{stdout}"
     );
+
+    // One run against three is one run a side: the steps of the three together, the floor.
+    let output = diff_sides(&before[..1], &after, &[]);
+    let (stdout, _) = text(&output);
+    let line = first_line(&output);
+    assert!(
+        line.starts_with("step time: no change beyond noise (")
+            && line.ends_with("per step (medians of 20 and 60 steps)"),
+        "{line}"
+    );
+    assert!(stdout.contains("  one run a side: "), "{stdout}");
 }
 
 /// A real change, the step doubled (the example's batch 4 against batch 8), is beyond any

@@ -101,6 +101,13 @@ impl OpChange {
         }
     }
 
+    /// `yes` or `no`: whether its host time changed beyond the noise between runs, where that
+    /// was judged ([`beyond_noise`](OpChange::beyond_noise)).
+    pub fn beyond_noise_text(&self) -> Option<&'static str> {
+        self.beyond_noise
+            .map(|beyond| if beyond { "yes" } else { "no" })
+    }
+
     /// The device time per step before and after.
     pub fn device(&self) -> BeforeAfter {
         BeforeAfter {
@@ -422,6 +429,21 @@ impl Diff {
         self.runs.0 == 1 || self.runs.1 == 1
     }
 
+    /// What the step times of [`step_seconds`](Diff::step_seconds) are: `medians of 20 and
+    /// 60 steps` (one run a side: of all a side's steps), or `geometric means of the medians of
+    /// 3 and 3 runs, 60 and 60 steps`.
+    pub fn levels_text(&self) -> String {
+        let (steps_before, steps_after) = self.steps;
+        match self.one_run_a_side() {
+            true => format!("medians of {steps_before} and {steps_after} steps"),
+            false => format!(
+                "geometric means of the medians of {} and {} runs, {steps_before} and \
+                 {steps_after} steps",
+                self.runs.0, self.runs.1
+            ),
+        }
+    }
+
     /// The settings it was compared with.
     pub fn settings(&self) -> DiffSettings {
         self.settings
@@ -472,19 +494,7 @@ impl fmt::Display for Diff {
         write!(f, "step time: {}", self.verdict)?;
         if let Some((before, after)) = self.step_seconds {
             let (b, a) = (time_text(before * 1e9), time_text(after * 1e9));
-            match self.runs {
-                (1, 1) => write!(
-                    f,
-                    ": {b} -> {a} per step (medians of {} and {} steps)",
-                    self.steps.0, self.steps.1
-                )?,
-                (runs_before, runs_after) => write!(
-                    f,
-                    ": {b} -> {a} per step (geometric means of the medians of {runs_before} \
-                     and {runs_after} runs, {} and {} steps)",
-                    self.steps.0, self.steps.1
-                )?,
-            }
+            write!(f, ": {b} -> {a} per step ({})", self.levels_text())?;
         }
         writeln!(f)?;
         if self.one_run_a_side() {
@@ -623,12 +633,10 @@ fn write_table(
             "{:>name_width$}  {:>phase_width$}  {before:>12}  {after:>12}  {change:>12}  {ratio:>7}",
             op.op, op.phase
         )?;
-        let beyond = match (judged, op.beyond_noise) {
-            (true, Some(true)) => "  yes",
-            (true, Some(false)) => "  no",
-            _ => "",
-        };
-        writeln!(f, "{beyond}")?;
+        match (judged, op.beyond_noise_text()) {
+            (true, Some(beyond)) => writeln!(f, "  {beyond}")?,
+            _ => writeln!(f)?,
+        }
     }
     if ops.len() > shown.len() {
         writeln!(f, "... {} more (--rows)", ops.len() - shown.len())?;

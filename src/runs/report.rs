@@ -462,25 +462,13 @@ pub fn diff_html(diff: &Diff, before: &[Run], after: &[Run]) -> String {
         escape(&diff.verdict.to_string())
     );
     if let Some((b, a)) = diff.step_seconds {
-        let _ = match diff.runs {
-            (1, 1) => write!(
-                page,
-                "<p>median {} -> {} per step (medians of {} and {} steps)</p>",
-                time_text(b * 1e9),
-                time_text(a * 1e9),
-                diff.steps.0,
-                diff.steps.1
-            ),
-            (runs_before, runs_after) => write!(
-                page,
-                "<p>{} -> {} per step (geometric means of the medians of {runs_before} and \
-                 {runs_after} runs, {} and {} steps)</p>",
-                time_text(b * 1e9),
-                time_text(a * 1e9),
-                diff.steps.0,
-                diff.steps.1
-            ),
-        };
+        let _ = write!(
+            page,
+            "<p>{} -> {} per step ({})</p>",
+            time_text(b * 1e9),
+            time_text(a * 1e9),
+            diff.levels_text()
+        );
     }
     if diff.one_run_a_side() {
         let _ = write!(
@@ -555,11 +543,9 @@ fn diff_ops_table(
     );
     for op in ops {
         let [before, after, change, ratio] = time(op).texts();
-        let beyond = match (judged, op.beyond_noise) {
-            (false, _) => "",
-            (true, Some(true)) => "<td>yes</td>",
-            (true, Some(false)) => "<td>no</td>",
-            (true, None) => "<td>-</td>",
+        let beyond = match judged {
+            true => format!("<td>{}</td>", op.beyond_noise_text().unwrap_or("-")),
+            false => String::new(),
         };
         let _ = write!(
             table,
