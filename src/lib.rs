@@ -49,26 +49,25 @@ pub mod probe;
 mod sinks;
 
 mod backend;
-#[doc(hidden)]
-pub mod cli_output;
-pub mod config;
 mod device_sync;
 pub mod dump;
-mod files;
 #[cfg(feature = "fusion")]
 pub mod fused;
-pub mod host;
 mod launch_thread;
 pub mod memory;
 pub mod nvtx;
-mod python;
-pub mod runs;
 mod session;
 pub mod stopwatch;
 #[cfg(feature = "train")]
 pub mod train;
 
 pub use sinks::{device_time, stats, trace};
+
+// What no Burn version changes lives in the core, shared with the other editions.
+#[doc(hidden)]
+pub use burn_profiled_core::cli_output;
+pub use burn_profiled_core::{config, host, runs};
+use burn_profiled_core::{files, python};
 
 pub use backend::Profiled;
 pub use context::launch::{LaunchThread, QueuedTask};

@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use std::sync::PoisonError;
 use std::time::Duration;
 
+pub(crate) use burn_profiled_core::units::bytes_text;
 use burn_std::Shape;
 use serde::Serialize;
 
@@ -96,7 +97,7 @@ pub struct PhasePeak {
 
 /// The format version of the JSON [`Snapshot::to_json`] writes (`ops.json`): the session's
 /// `RUN_FORMAT_VERSION`.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = burn_profiled_core::formats::RUN_FORMAT_VERSION;
 
 /// All rows recorded so far, merged over threads.
 pub struct Snapshot {
@@ -429,21 +430,6 @@ impl Snapshot {
     }
 }
 
-/// Bytes as people read them: `512 B`, `4.00 KiB`, `3.10 GiB`.
-pub(crate) fn bytes_text(bytes: u64) -> String {
-    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
-    if bytes < 1024 {
-        return format!("{bytes} B");
-    }
-    let mut value = bytes as f64 / 1024.0;
-    let mut unit = 0;
-    while value >= 1024.0 && unit < UNITS.len() - 1 {
-        value /= 1024.0;
-        unit += 1;
-    }
-    format!("{value:.2} {}", UNITS[unit])
-}
-
 /// A time as `torch.profiler` prints it: `12.345us`, `1.234ms`, `2.000s`.
 fn time_text(ns: u64) -> String {
     let ns = ns as f64;
@@ -531,15 +517,6 @@ mod tests {
             "{top}"
         );
         stats::reset();
-    }
-
-    #[test]
-    fn bytes_print_in_binary_units() {
-        use super::bytes_text;
-        assert_eq!(bytes_text(512), "512 B");
-        assert_eq!(bytes_text(4 << 10), "4.00 KiB");
-        assert_eq!(bytes_text(4_194_304), "4.00 MiB");
-        assert_eq!(bytes_text(3_328_599_654), "3.10 GiB");
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! with a verdict on the step time ([`diff`]; the `burn-profiled diff` command).
 //!
 //! ```no_run
+//! # use burn_profiled_core as burn_profiled;
 //! use burn_profiled::runs::{Run, diff};
 //!
 //! let before = Run::open("target/run-before").unwrap();
@@ -24,8 +25,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-// The session writes its files in this version (`RUN_FORMAT_VERSION`).
-use crate::sinks::stats::FORMAT_VERSION as RUN_FORMAT_VERSION;
+// The session writes its files in this version.
+use crate::formats::RUN_FORMAT_VERSION;
 
 /// A run read back from its output directory.
 #[derive(Debug, Clone, PartialEq)]

@@ -148,6 +148,7 @@ fn sysinfo_rss_bytes() -> Option<u64> {
 /// iteration and end the run with its message instead of letting the OS kill it.
 ///
 /// ```
+/// # use burn_profiled_core as burn_profiled;
 /// use burn_profiled::host::MemoryGuard;
 ///
 /// let guard = MemoryGuard::new(64 << 30); // 64 GiB

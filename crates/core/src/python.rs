@@ -4,14 +4,14 @@
 
 /// `repr(value)` in Python: the shortest digits that round-trip, in fixed notation for
 /// exponents -4 to 15 and scientific (`1e-05`, `1.5e+16`) otherwise.
-pub(crate) fn repr(value: f64) -> String {
+pub fn repr(value: f64) -> String {
     let mut out = String::new();
     write_repr(&mut out, value);
     out
 }
 
 /// [`repr`], appended to `out` without allocating (dumps write millions of these).
-pub(crate) fn write_repr(out: &mut String, value: f64) {
+pub fn write_repr(out: &mut String, value: f64) {
     if value.is_nan() {
         out.push_str("nan");
         return;
@@ -127,7 +127,7 @@ fn parse_exponent(text: &[u8]) -> i32 {
 }
 
 /// `repr(text)` in Python: single quotes unless the text holds one and no double quote.
-pub(crate) fn str_repr(text: &str) -> String {
+pub fn str_repr(text: &str) -> String {
     let quote = if text.contains('\'') && !text.contains('"') {
         '"'
     } else {

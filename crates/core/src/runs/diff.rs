@@ -8,7 +8,7 @@ use std::fmt;
 use serde_json::Value;
 
 use super::{Run, noise, time_text};
-use crate::sinks::stats::bytes_text;
+use crate::units::bytes_text;
 
 /// How far apart two processes of one program can be with nothing changed, in percent of the
 /// step time: the default floor for a verdict from one run a side (the guide's

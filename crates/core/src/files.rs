@@ -6,7 +6,7 @@ use std::path::Path;
 /// Writes the concatenation of `parts` to `path` through a temporary file in the same directory, renamed into place
 /// once complete, so a reader sees the old file or the whole new one (this is about readers,
 /// not power loss: there is no fsync). Creates the parent directories.
-pub(crate) fn write_atomically(path: &Path, parts: &[&[u8]]) -> std::io::Result<()> {
+pub fn write_atomically(path: &Path, parts: &[&[u8]]) -> std::io::Result<()> {
     let dir = match path.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => Path::new("."),

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::diff::{BeforeAfter, Diff, OpChange};
 use super::{OpRow, Run, noise, time_text};
-use crate::sinks::stats::bytes_text;
+use crate::units::bytes_text;
 
 /// `text` safe inside HTML text and attribute values.
 pub fn escape(text: &str) -> String {

@@ -3,6 +3,7 @@
 //! centrally from a training script.
 //!
 //! ```
+//! # use burn_profiled_core as burn_profiled;
 //! use burn_profiled::config::{Preset, RuntimeConfig};
 //!
 //! let profile = RuntimeConfig::preset(Preset::Profile);
@@ -67,10 +68,9 @@ pub struct NvtxSection {
     pub keep_track_of_range_order: bool,
     /// Sync the device around every op (attributes GPU time to ops; slow).
     pub per_op_sync: bool,
-    /// [`Session::run_step`](crate::Session::run_step) runs steps on the device's launch
-    /// thread, where CubeCL backends launch their kernels, so each op range contains its
-    /// kernels. Only with a launch thread given to the session
-    /// ([`Session::set_launch_thread`](crate::Session::set_launch_thread)).
+    /// `Session::run_step` runs steps on the device's launch thread, where CubeCL backends
+    /// launch their kernels, so each op range contains its kernels. Only with a launch thread
+    /// given to the session (`Session::set_launch_thread`; Burn 0.21's edition).
     pub steps_on_launch_thread: bool,
 }
 
@@ -149,7 +149,7 @@ pub struct HostSection {
     pub memory_limit_mib: Option<u64>,
 }
 
-/// The memory section: where the memory goes ([`memory`](crate::memory)).
+/// The memory section: where the memory goes (the edition's `memory` module).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct MemorySection {
@@ -311,8 +311,9 @@ impl RuntimeConfig {
                 config.nvtx.op_ranges = true;
                 config.nvtx.steps_on_launch_thread = true;
                 config.stats.enabled = true;
-                // Where the build can record it (CUDA with the `cupti` feature).
-                config.stats.device_time = cfg!(feature = "cupti");
+                // Where the edition's build can record it (its `device-time` feature of this
+                // crate: burn-profiled's `cupti`).
+                config.stats.device_time = cfg!(feature = "device-time");
                 config.trace.enabled = true;
                 config.capture.after_warmup = true;
                 config.memory.per_step = true;
