@@ -46,7 +46,7 @@
 // context <- sinks <- probe <- backend and the user-facing tools.
 mod context;
 pub mod probe;
-mod sinks;
+use burn_profiled_core::sinks;
 
 mod backend;
 mod device_sync;
@@ -61,13 +61,44 @@ pub mod stopwatch;
 #[cfg(feature = "train")]
 pub mod train;
 
-pub use sinks::{device_time, stats, trace};
+/// ```no_run
+/// use burn_profiled::{device_time, probe, stats};
+///
+/// stats::start(stats::StatsConfig::default());
+/// if let Err(why) = device_time::start() {
+///     eprintln!("{why}; host times only"); // no CUPTI, or another CUPTI client owns it
+/// }
+/// // ... the steps to look at, each op run where its kernels are launched
+/// //     (`LaunchThread::run`), then a device sync
+/// let summary = device_time::stop();
+/// probe::flush_device_time();
+/// println!("{}", stats::snapshot().table(stats::GroupBy::Op)); // + Kernels, Device Total, ...
+/// println!("{} kernels launched under no op", summary.unattributed_kernels);
+/// ```
+pub use burn_profiled_core::device_time;
+/// ```
+/// use burn::backend::NdArray;
+/// use burn::tensor::Tensor;
+/// use burn_profiled::{Profiled, stats};
+///
+/// stats::start(stats::StatsConfig::default());
+/// let x = Tensor::<Profiled<NdArray>, 2>::ones([4, 4], &Default::default());
+/// let _y = x.clone().matmul(x).exp();
+/// stats::stop();
+/// let table = stats::snapshot().table(stats::GroupBy::Op);
+/// assert!(table.contains("float_matmul"));
+/// ```
+pub use burn_profiled_core::stats;
+pub use burn_profiled_core::trace;
 
 // What no Burn version changes lives in the core, shared with the other editions.
 #[doc(hidden)]
 pub use burn_profiled_core::cli_output;
 pub use burn_profiled_core::{config, host, runs};
 use burn_profiled_core::{files, python};
+
+#[cfg(test)]
+mod device_time_tests;
 
 pub use backend::Profiled;
 pub use context::launch::{LaunchThread, QueuedTask};

@@ -24,7 +24,8 @@ use std::mem::ManuallyDrop;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::time::Duration;
 
-use burn_backend::{Backend, Shape, TensorMetadata};
+use burn_backend::{Backend, TensorMetadata};
+use burn_profiled_core::shape::Shape;
 
 use crate::context::device as context_device;
 use crate::context::launch::{LaunchThread, QueuedMemory, QueuedTask, QueuingHold};
@@ -215,7 +216,7 @@ pub(crate) trait TensorShape {
 
 impl<T: TensorMetadata> TensorShape for &ShapeOf<'_, T> {
     fn collect_shape(&self, shapes: &mut Vec<Shape>) {
-        shapes.push(self.0.shape());
+        shapes.push(Shape::from(self.0.shape().as_slice()));
     }
 }
 

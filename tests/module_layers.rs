@@ -1,6 +1,7 @@
 //! The crate's modules import each other in one direction: this test reads every `crate::`,
-//! `$crate::` and `super::` path in `src/` and checks that the module graph has no cycle, and
-//! that the op path's layers (context, sinks, probe) only import downwards.
+//! `$crate::` and `super::` path in `src/`, and in the core's `crates/core/src/`, and checks
+//! that each crate's module graph has no cycle, and that the op path's layers (context, sinks,
+//! probe) only import downwards.
 //!
 //! Nodes are the crate's top-level modules, except the layer folders `context` and `sinks`,
 //! whose children are nodes of their own (each sink must stand alone). Paths in comments and in
@@ -40,8 +41,14 @@ fn allowed(node: &str) -> Option<Vec<&'static str>> {
         // The bottom: nothing of the crate above it.
         Some(CONTEXT.to_vec())
     } else if node.starts_with("sinks") {
-        // A sink reads the context and writes files; never another sink or the probe.
-        Some(CONTEXT.into_iter().chain(["files"]).collect())
+        // A sink reads the context and writes files (with the core's leaf helpers: shapes,
+        // units, format versions); never another sink or the probe.
+        Some(
+            CONTEXT
+                .into_iter()
+                .chain(["files", "formats", "shape", "units"])
+                .collect(),
+        )
     } else if node == "probe" {
         Some(CONTEXT.into_iter().chain(SINKS).collect())
     } else {
@@ -270,18 +277,23 @@ fn references(source: &str, module: &[String]) -> Vec<Vec<String>> {
     found
 }
 
-fn graph() -> BTreeMap<String, BTreeSet<String>> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+/// The source folders of this crate and of the core.
+fn crates() -> [PathBuf; 2] {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    [root.join("src"), root.join("crates/core/src")]
+}
+
+fn graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
     let lib = fs::read_to_string(src.join("lib.rs")).unwrap();
     let aliases = root_aliases(&lib);
     let mut files = Vec::new();
-    rust_files(&src, &mut files);
+    rust_files(src, &mut files);
     let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for file in files {
         if file.starts_with(src.join("bin")) {
             continue;
         }
-        let module = module_of(&src, &file);
+        let module = module_of(src, &file);
         if module.last().is_some_and(|m| m == "tests") {
             continue; // a module's tests may use the whole crate.
         }
@@ -307,14 +319,13 @@ fn graph() -> BTreeMap<String, BTreeSet<String>> {
 
 /// The files of each folder and whom among their siblings they import: `nvtx::ffi` ->
 /// `nvtx::label` when `ffi.rs` uses `super::label::Label`.
-fn sibling_graph() -> BTreeMap<String, BTreeSet<String>> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+fn sibling_graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
     let mut files = Vec::new();
-    rust_files(&src, &mut files);
-    let modules: BTreeSet<Vec<String>> = files.iter().map(|f| module_of(&src, f)).collect();
+    rust_files(src, &mut files);
+    let modules: BTreeSet<Vec<String>> = files.iter().map(|f| module_of(src, f)).collect();
     let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for file in &files {
-        let module = module_of(&src, file);
+        let module = module_of(src, file);
         if module.is_empty() || module.last().is_some_and(|m| m == "tests") {
             continue;
         }
@@ -363,50 +374,40 @@ fn cycle_from(
 
 #[test]
 fn the_module_graph_has_no_cycle() {
-    let edges = graph();
+    for src in crates() {
+        assert_no_cycle(&graph(&src), "modules import each other in a circle");
+    }
+}
+
+fn assert_no_cycle(edges: &BTreeMap<String, BTreeSet<String>>, what: &str) {
     for start in edges.keys() {
-        let cycle = cycle_from(
-            start,
-            &edges,
-            &mut vec![start.clone()],
-            &mut BTreeSet::new(),
-        );
-        assert!(
-            cycle.is_none(),
-            "modules import each other in a circle: {}",
-            cycle.unwrap().join(" -> ")
-        );
+        let cycle = cycle_from(start, edges, &mut vec![start.clone()], &mut BTreeSet::new());
+        assert!(cycle.is_none(), "{what}: {}", cycle.unwrap().join(" -> "));
     }
 }
 
 #[test]
 fn files_of_one_folder_import_each_other_in_no_circle() {
-    let edges = sibling_graph();
+    let [edition, core] = crates();
+    let edges = sibling_graph(&edition);
     assert!(
         edges
             .get("dump::json::read::parser")
             .is_some_and(|to| to.contains("dump::json::read::items")),
         "the graph sees sibling imports: {edges:?}"
     );
-    for start in edges.keys() {
-        let cycle = cycle_from(
-            start,
-            &edges,
-            &mut vec![start.clone()],
-            &mut BTreeSet::new(),
-        );
-        assert!(
-            cycle.is_none(),
-            "files of one folder import each other in a circle: {}",
-            cycle.unwrap().join(" -> ")
-        );
-    }
+    assert_no_cycle(&edges, "files of one folder import each other in a circle");
+    assert_no_cycle(
+        &sibling_graph(&core),
+        "files of one folder of the core import each other in a circle",
+    );
 }
 
 #[test]
 fn the_op_path_imports_only_downwards() {
-    let edges = graph();
-    for (from, targets) in &edges {
+    let [edition, core] = crates();
+    let (edition, core) = (graph(&edition), graph(&core));
+    for (from, targets) in edition.iter().chain(&core) {
         let Some(allowed) = allowed(from) else {
             continue;
         };
@@ -417,7 +418,10 @@ fn the_op_path_imports_only_downwards() {
             );
         }
     }
-    assert!(edges.contains_key("probe") && edges.contains_key("sinks::stats"));
+    assert!(
+        edition.contains_key("probe") && core.contains_key("sinks::stats"),
+        "the graphs hold the probe (burn-profiled) and the sinks (the core)"
+    );
 }
 
 #[test]

@@ -132,7 +132,7 @@ pub(crate) struct QueuedMemory {
     /// Which start of per-op memory it was read in: readings of an earlier one are stale.
     pub(crate) generation: u64,
     pub(crate) phase: u32,
-    pub(crate) shapes: Option<Box<[burn_backend::Shape]>>,
+    pub(crate) shapes: Option<Box<[burn_profiled_core::shape::Shape]>>,
     pub(crate) device: u32,
 }
 

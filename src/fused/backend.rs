@@ -70,7 +70,9 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> FusionBack
             &OP,
             Cube<R, F, I, BT>,
             || Some(tensor.device.clone()),
-            || vec![burn_backend::TensorMetadata::shape(&tensor)]
+            || vec![burn_profiled_core::shape::Shape::from(
+                burn_backend::TensorMetadata::shape(&tensor).as_slice()
+            )]
         );
         <Cube<R, F, I, BT> as FusionBackend>::cast_float(tensor, dtype)
     }

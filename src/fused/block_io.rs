@@ -1,9 +1,9 @@
 //! What a fused block is made of: the ops a fuser took, and the block's reads and first and
 //! last writes in the fuser's relative ids.
 
-use burn_backend::Shape;
 use burn_fusion::stream::Context;
 use burn_ir::TensorId;
+use burn_profiled_core::shape::Shape;
 use serde::{Deserialize, Serialize};
 
 /// At most this many input shapes key a block's statistics by shapes.
@@ -55,7 +55,7 @@ impl BlockIo {
         self.reads
             .iter()
             .filter_map(|id| context.tensors.get(id))
-            .map(|tensor| tensor.shape.clone())
+            .map(|tensor| Shape::from(tensor.shape.as_slice()))
             .collect()
     }
 }

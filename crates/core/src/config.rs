@@ -311,9 +311,8 @@ impl RuntimeConfig {
                 config.nvtx.op_ranges = true;
                 config.nvtx.steps_on_launch_thread = true;
                 config.stats.enabled = true;
-                // Where the edition's build can record it (its `device-time` feature of this
-                // crate: burn-profiled's `cupti`).
-                config.stats.device_time = cfg!(feature = "device-time");
+                // Where the build can record it (CUDA with the `cupti` feature).
+                config.stats.device_time = cfg!(feature = "cupti");
                 config.trace.enabled = true;
                 config.capture.after_warmup = true;
                 config.memory.per_step = true;

@@ -1,5 +1,5 @@
 //! Threads as the tools name them: the OS thread id Nsight Systems shows, and the names given
-//! with [`nvtx::name_current_thread`](crate::nvtx::name_current_thread).
+//! with `nvtx::name_current_thread`.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
@@ -8,13 +8,13 @@ use std::sync::{Mutex, PoisonError};
 static NAMES: Mutex<Option<HashMap<u32, String>>> = Mutex::new(None);
 
 /// The calling thread's OS id (`gettid`), as Nsight Systems and the error messages show it.
-pub(crate) fn os_thread_id() -> u32 {
+pub fn os_thread_id() -> u32 {
     // SAFETY: gettid has no preconditions.
     unsafe { libc::gettid() as u32 }
 }
 
 /// Names the calling thread.
-pub(crate) fn set_current_name(name: &str) {
+pub fn set_current_name(name: &str) {
     NAMES
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
@@ -23,7 +23,7 @@ pub(crate) fn set_current_name(name: &str) {
 }
 
 /// Every thread given a name so far, by OS thread id.
-pub(crate) fn names() -> HashMap<u32, String> {
+pub fn names() -> HashMap<u32, String> {
     NAMES
         .lock()
         .unwrap_or_else(PoisonError::into_inner)

@@ -4,18 +4,21 @@
 //!
 //! | sink | records | switched by |
 //! |---|---|---|
-//! | [`op_ranges`] | one NVTX range per op, domain `burn` | [`probe::set_op_ranges`](crate::probe::set_op_ranges) |
+//! | [`op_ranges`] | one NVTX range per op, domain `burn` | `probe::set_op_ranges` |
 //! | [`stats`] | per-op statistics, by op, phase or shapes | [`stats::start`] |
 //! | [`trace`] | the timeline: ops, user ranges, measurements | [`trace::start`] |
 //! | [`observers`] | the user's [`OpObserver`](observers::OpObserver)s | [`observers::observe`] |
 //! | [`device_time`] | each op's kernels and their device time (CUPTI) | [`device_time::start`] |
 
 pub mod device_time;
-pub(crate) mod observers;
-pub(crate) mod op_ranges;
+#[doc(hidden)]
+pub mod observers;
+#[doc(hidden)]
+pub mod op_ranges;
 pub mod stats;
 pub mod trace;
 
 /// The sinks' state is process-wide: the in-crate tests that record into it run one at a time.
 #[cfg(test)]
-pub(crate) static TEST_SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+#[doc(hidden)]
+pub static TEST_SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());

@@ -2,27 +2,12 @@
 //! matched through CUPTI's external correlation (cargo feature `cupti`), without syncing the
 //! device per op.
 //!
-//! ```no_run
-//! use burn_profiled::{device_time, probe, stats};
-//!
-//! stats::start(stats::StatsConfig::default());
-//! if let Err(why) = device_time::start() {
-//!     eprintln!("{why}; host times only"); // no CUPTI, or another CUPTI client owns it
-//! }
-//! // ... the steps to look at, each op run where its kernels are launched
-//! //     (`LaunchThread::run`), then a device sync
-//! let summary = device_time::stop();
-//! probe::flush_device_time();
-//! println!("{}", stats::snapshot().table(stats::GroupBy::Op)); // + Kernels, Device Total, ...
-//! println!("{} kernels launched under no op", summary.unattributed_kernels);
-//! ```
-//!
 //! Each op started while device time is on pushes its own id as CUPTI's external correlation
 //! id, on the thread it runs on, and pops it when it returns. The kernels launched meanwhile
 //! from that thread are the op's. On CubeCL backends the launches happen on the device thread:
-//! run steps there ([`LaunchThread::run`](crate::LaunchThread::run)), or an op's kernels are
+//! run steps there (`LaunchThread::run`), or an op's kernels are
 //! launched under no op and stay unattributed. CUPTI hands its records over in buffers, off the
-//! ops' threads; [`probe::flush_device_time`](crate::probe::flush_device_time) collects them.
+//! ops' threads; `probe::flush_device_time` collects them.
 //! Device time goes to the innermost op, as CUPTI tags a launch with the innermost id.
 //!
 //! Ops outside steps queue their tags on the attached launch thread, in the FIFO their
@@ -32,7 +17,8 @@
 //! its own op. Steps run on the launch thread run whole.
 
 mod clocks;
-pub(crate) mod correlate;
+#[doc(hidden)]
+pub mod correlate;
 #[cfg(feature = "cupti")]
 mod cupti;
 
@@ -43,7 +29,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
 
 use std::time::Duration;
 
-use burn_std::Shape;
+use crate::shape::Shape;
 
 use self::clocks::{ClockMap, Reading};
 use self::correlate::{Activity, Correlator, Kernel};
@@ -70,7 +56,8 @@ pub enum DeviceTimeError {
 }
 
 /// Where op ids go: the activity source tags the launches of the current thread with them.
-pub(crate) trait Source: Send + Sync {
+#[doc(hidden)]
+pub trait Source: Send + Sync {
     /// `id` is now the current thread's innermost op.
     fn push(&self, id: u64);
     /// The current thread's innermost op, `id`, returned.
@@ -93,25 +80,36 @@ pub(crate) trait Source: Send + Sync {
 
 /// What a source counted of its own failures over a recording.
 #[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct SourceCounts {
-    pub(crate) dropped_records: u64,
-    pub(crate) tag_errors: u64,
+#[doc(hidden)]
+pub struct SourceCounts {
+    #[doc(hidden)]
+    pub dropped_records: u64,
+    #[doc(hidden)]
+    pub tag_errors: u64,
 }
 
 /// What an op was when it started, kept until its kernels are matched.
 #[derive(Debug, Clone)]
-pub(crate) struct Launch {
-    pub(crate) op: &'static Op,
-    pub(crate) phase: u32,
-    pub(crate) shapes: Option<Box<[Shape]>>,
+#[doc(hidden)]
+pub struct Launch {
+    #[doc(hidden)]
+    pub op: &'static Op,
+    #[doc(hidden)]
+    pub phase: u32,
+    #[doc(hidden)]
+    pub shapes: Option<Box<[Shape]>>,
     /// The op's device (`context::device`), 0 when unknown.
-    pub(crate) device: u32,
+    #[doc(hidden)]
+    pub device: u32,
     /// The OS thread the op ran on, and when it started (the shared clock).
-    pub(crate) tid: u32,
-    pub(crate) started: Duration,
+    #[doc(hidden)]
+    pub tid: u32,
+    #[doc(hidden)]
+    pub started: Duration,
     /// Started during the stopwatch's warm-up: its kernels stay out of the statistics, as its
     /// host time does.
-    pub(crate) in_warmup: bool,
+    #[doc(hidden)]
+    pub in_warmup: bool,
 }
 
 /// The ops that may have kernels to match; the ops' threads write here.
@@ -187,7 +185,8 @@ pub fn start() -> Result<(), DeviceTimeError> {
 
 /// Starts recording with `source` tagging the launches.
 #[cfg_attr(not(feature = "cupti"), allow(dead_code))]
-pub(crate) fn start_with(source: Arc<dyn Source>) {
+#[doc(hidden)]
+pub fn start_with(source: Arc<dyn Source>) {
     *matching() = Some(Matching {
         correlator: Correlator::default(),
         unattributed: Vec::new(),
@@ -221,7 +220,7 @@ pub struct DeviceTimeSummary {
 
 /// Stops recording. Sync the device first: CUPTI then hands over every record it holds. The
 /// kernels matched to ops are collected by the next
-/// [`probe::flush_device_time`](crate::probe::flush_device_time) (call it after `stop`); the
+/// `probe::flush_device_time` (call it after `stop`); the
 /// summary counts those no op launched.
 pub fn stop() -> DeviceTimeSummary {
     switches::set(DEVICE, false);
@@ -256,12 +255,14 @@ pub fn is_recording() -> bool {
 }
 
 /// A new op id, for [`op_started`] and [`tag_launches`].
-pub(crate) fn new_op_id() -> u64 {
+#[doc(hidden)]
+pub fn new_op_id() -> u64 {
     NEXT_ID.fetch_add(1, Ordering::Relaxed)
 }
 
 /// The op `id` started on this thread at `started`, on `device` (`context::device`).
-pub(crate) fn op_started(
+#[doc(hidden)]
+pub fn op_started(
     id: u64,
     op: &'static Op,
     (phase, device): (u32, u32),
@@ -303,7 +304,8 @@ fn calling_thread(thread: u32) -> Option<u32> {
 
 /// Tags the kernel launches made on this thread with the op `id`, until
 /// [`untag_launches`]: call it on the thread that launches the op's kernels.
-pub(crate) fn tag_launches(id: u64) {
+#[doc(hidden)]
+pub fn tag_launches(id: u64) {
     if !CALLING_THREAD_KNOWN.get() {
         CALLING_THREAD_KNOWN.set(true);
         let os = thread::os_thread_id();
@@ -322,14 +324,16 @@ pub(crate) fn tag_launches(id: u64) {
 }
 
 /// Ends the innermost [`tag_launches`] of this thread.
-pub(crate) fn untag_launches() {
+#[doc(hidden)]
+pub fn untag_launches() {
     if let Some((Some(source), id)) = TAGS.with(|tags| tags.borrow_mut().pop()) {
         source.pop(id);
     }
 }
 
 /// The op `id` returned.
-pub(crate) fn op_finished(id: u64) {
+#[doc(hidden)]
+pub fn op_finished(id: u64) {
     if let Some(launches) = launches().as_mut() {
         let collections = launches.collections;
         if let Some((_, finished)) = launches.by_id.get_mut(&id) {
@@ -340,7 +344,8 @@ pub(crate) fn op_finished(id: u64) {
 
 /// Takes activity records, from the source's buffers (any thread, any order).
 #[cfg_attr(not(feature = "cupti"), allow(dead_code))]
-pub(crate) fn ingest(records: impl IntoIterator<Item = Activity>) {
+#[doc(hidden)]
+pub fn ingest(records: impl IntoIterator<Item = Activity>) {
     if let Some(matching) = matching().as_mut() {
         for record in records {
             matching.correlator.ingest(record);
@@ -353,7 +358,8 @@ static DESCRIBED: Mutex<Vec<u32>> = Mutex::new(Vec::new());
 
 /// What the source says of `device`, the first time it is asked only (each device is described
 /// once per process).
-pub(crate) fn describe_device(device: u32) -> Option<serde_json::Map<String, serde_json::Value>> {
+#[doc(hidden)]
+pub fn describe_device(device: u32) -> Option<serde_json::Map<String, serde_json::Value>> {
     {
         let mut described = DESCRIBED.lock().unwrap_or_else(PoisonError::into_inner);
         if described.contains(&device) {
@@ -365,13 +371,19 @@ pub(crate) fn describe_device(device: u32) -> Option<serde_json::Map<String, ser
 }
 
 /// A kernel matched to the op that launched it, with its start and end on the shared clock.
-pub(crate) struct Matched {
-    pub(crate) launch: Launch,
-    pub(crate) kernel: Kernel,
-    pub(crate) start: Duration,
-    pub(crate) end: Duration,
+#[doc(hidden)]
+pub struct Matched {
+    #[doc(hidden)]
+    pub launch: Launch,
+    #[doc(hidden)]
+    pub kernel: Kernel,
+    #[doc(hidden)]
+    pub start: Duration,
+    #[doc(hidden)]
+    pub end: Duration,
     /// The call that launched it, where its record came.
-    pub(crate) call: Option<LaunchCall>,
+    #[doc(hidden)]
+    pub call: Option<LaunchCall>,
 }
 
 /// Has the source hand over every record it holds (call it right after a device sync), then
@@ -382,7 +394,8 @@ pub(crate) struct Matched {
 /// CUPTI holds back a buffer while any kernel in it runs, unless it is forced, so an unforced
 /// collection without a sync could leave an op's kernels out for many collections, and the op
 /// would be forgotten first: there is none.
-pub(crate) fn collect() -> Vec<Matched> {
+#[doc(hidden)]
+pub fn collect() -> Vec<Matched> {
     let reading = source().map(|source| {
         source.flush();
         Reading::take(source.as_ref())
@@ -459,6 +472,3 @@ impl Matching {
         (unattributed, self.correlator.incomplete_kernels())
     }
 }
-
-#[cfg(test)]
-mod tests;

@@ -5,11 +5,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 static IN_WARMUP: AtomicBool = AtomicBool::new(false);
 
 /// True while the process-wide stopwatch is enabled and in warm-up.
-pub(crate) fn in_warmup() -> bool {
+pub fn in_warmup() -> bool {
     IN_WARMUP.load(Ordering::Relaxed)
 }
 
 /// Published by the process-wide stopwatch at each change.
-pub(crate) fn set_in_warmup(warming_up: bool) {
+pub fn set_in_warmup(warming_up: bool) {
     IN_WARMUP.store(warming_up, Ordering::Relaxed);
 }

@@ -8,10 +8,14 @@ use std::time::Duration;
 use burn::backend::NdArray;
 use burn::tensor::Tensor;
 
-use super::correlate::{Activity, Kernel};
-use super::{Source, SourceCounts, ingest, start_with, stop};
+use burn_profiled_core::sinks::device_time::correlate::{Activity, Kernel};
+use burn_profiled_core::sinks::device_time::{Source, SourceCounts, ingest, start_with, stop};
+
 use crate::context::clock;
-use crate::{Profiled, nvtx, probe, stats, trace};
+use crate::{Profiled, device_time, nvtx, probe, stats, trace};
+
+/// The sinks' state is process-wide: these tests record into it one at a time.
+static TEST_SERIAL: Mutex<()> = Mutex::new(());
 
 /// Records, per push, the id and the ids open below it; counts pops. Its clock read
 /// [`DEVICE_CLOCK_AT_START`] when it was made, and runs at the shared clock's rate.
@@ -86,7 +90,7 @@ fn kernel(correlation: u32, ns: u64, stream: u32) -> Activity {
     })
 }
 
-use crate::sinks::TEST_SERIAL as SERIAL;
+use TEST_SERIAL as SERIAL;
 
 #[test]
 fn each_ops_kernels_add_up_in_its_row_of_the_op_table() {
@@ -151,7 +155,7 @@ fn each_ops_kernels_add_up_in_its_row_of_the_op_table() {
     assert_eq!(*source.flushes.lock().unwrap(), 1);
     assert_eq!(
         stop(),
-        super::DeviceTimeSummary {
+        device_time::DeviceTimeSummary {
             unattributed_kernels: 1,
             unattributed_ns: 5,
             incomplete_kernels: 0,
@@ -266,22 +270,25 @@ fn a_kernel_handed_over_one_collection_late_still_finds_its_op() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     static OP: crate::context::op::Op = crate::context::op::Op::new("late_op\0");
     start_with(Arc::new(Recorded::default()));
-    let id = super::new_op_id();
-    super::op_started(id, &OP, (0, 0), None, Duration::ZERO);
-    super::op_finished(id);
+    let id = device_time::new_op_id();
+    device_time::op_started(id, &OP, (0, 0), None, Duration::ZERO);
+    device_time::op_finished(id);
     ingest([Activity::External {
         external: id,
         correlation: 1,
     }]);
-    assert!(super::collect().is_empty(), "its kernel is still running");
+    assert!(
+        device_time::collect().is_empty(),
+        "its kernel is still running"
+    );
     ingest([kernel(1, 10, 0)]);
-    let matched: Vec<&str> = super::collect()
+    let matched: Vec<&str> = device_time::collect()
         .iter()
         .map(|m| m.launch.op.name())
         .collect();
     assert_eq!(matched, ["late_op"]);
     // Forgotten after that interval: a kernel even later has no op any more.
-    super::collect();
+    device_time::collect();
     ingest([
         Activity::External {
             external: id,
@@ -289,7 +296,7 @@ fn a_kernel_handed_over_one_collection_late_still_finds_its_op() {
         },
         kernel(2, 10, 0),
     ]);
-    assert!(super::collect().is_empty());
+    assert!(device_time::collect().is_empty());
     assert_eq!(stop().unattributed_kernels, 1);
 }
 
@@ -460,7 +467,7 @@ fn what_cupti_hands_over_while_stopping_reaches_the_op_table() {
     let _ = x.exp();
     assert_eq!(
         stop(),
-        super::DeviceTimeSummary {
+        device_time::DeviceTimeSummary {
             unattributed_kernels: 1,
             unattributed_ns: 5,
             incomplete_kernels: 1,
@@ -486,12 +493,12 @@ fn a_tag_is_popped_from_the_source_that_took_it_even_after_a_restart() {
     let (first, second) = (Arc::new(Recorded::default()), Arc::new(Recorded::default()));
     start_with(first.clone());
     // An op's end queued on the launch thread runs after the recording stopped.
-    super::tag_launches(7);
+    device_time::tag_launches(7);
     stop();
     start_with(second.clone());
-    super::tag_launches(8);
-    super::untag_launches();
-    super::untag_launches();
+    device_time::tag_launches(8);
+    device_time::untag_launches();
+    device_time::untag_launches();
     stop();
     assert!(
         first.open.lock().unwrap().is_empty(),
@@ -509,9 +516,9 @@ fn an_op_with_kernels_but_no_timed_call_has_a_row_without_percentiles() {
     stats::start(stats::StatsConfig::default());
     start_with(Arc::new(Recorded::default()));
     // The op ran while statistics were off for its host time, e.g. in another session.
-    let id = super::new_op_id();
-    super::op_started(id, &OP, (0, 0), None, Duration::ZERO);
-    super::op_finished(id);
+    let id = device_time::new_op_id();
+    device_time::op_started(id, &OP, (0, 0), None, Duration::ZERO);
+    device_time::op_finished(id);
     ingest([
         Activity::External {
             external: id,
@@ -568,12 +575,12 @@ fn a_device_clock_that_parts_from_the_hosts_still_puts_each_kernel_where_it_ran(
     let mut placed = Vec::new();
     for (collection, correlation) in [60, 61, 62].into_iter().enumerate() {
         wait(clock::now(), Duration::from_millis(5));
-        let id = super::new_op_id();
-        super::op_started(id, &OP, (0, 0), None, clock::now());
+        let id = device_time::new_op_id();
+        device_time::op_started(id, &OP, (0, 0), None, clock::now());
         let before = clock::now();
         let device_ns = source.timestamp_ns();
         let after = clock::now();
-        super::op_finished(id);
+        device_time::op_finished(id);
         ingest([
             Activity::External {
                 external: id,
@@ -588,7 +595,7 @@ fn a_device_clock_that_parts_from_the_hosts_still_puts_each_kernel_where_it_ran(
             }),
         ]);
         wait(after, Duration::from_millis(5));
-        let matched = super::collect();
+        let matched = device_time::collect();
         assert_eq!(matched.len(), 1, "collection {collection}");
         let kernel = &matched[0];
         let slack = Duration::from_micros(1);

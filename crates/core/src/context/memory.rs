@@ -43,7 +43,7 @@ impl std::ops::Add for DeviceMemory {
 
 /// Reads a device's memory: of the stream given (CubeCL keeps a memory pool per stream, one
 /// stream per thread that runs ops), or of the calling thread's stream (`None`).
-pub(crate) type MemoryReader = dyn Fn(Option<u64>) -> Option<DeviceMemory> + Send + Sync;
+pub type MemoryReader = dyn Fn(Option<u64>) -> Option<DeviceMemory> + Send + Sync;
 
 /// A global allocator that counts the host memory each thread allocates and frees, so that
 /// per-op memory (`[memory] per_op`) can say which op allocated what on host backends
@@ -52,6 +52,11 @@ pub(crate) type MemoryReader = dyn Fn(Option<u64>) -> Option<DeviceMemory> + Sen
 /// tracked.
 ///
 /// ```
+/// # mod burn_profiled {
+/// #     pub mod memory {
+/// #         pub use burn_profiled_core::context::memory::TrackingAllocator;
+/// #     }
+/// # }
 /// use burn_profiled::memory::TrackingAllocator;
 ///
 /// #[global_allocator]
@@ -146,15 +151,15 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for TrackingAllocator<A> {
 
 /// Host allocations as a [`TrackingAllocator`] counts them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct ThreadAllocations {
+pub struct ThreadAllocations {
     /// Bytes this thread allocated so far.
-    pub(crate) allocated: u64,
+    pub allocated: u64,
     /// Bytes this thread freed so far.
-    pub(crate) freed: u64,
+    pub freed: u64,
 }
 
 /// This thread's counts, when a [`TrackingAllocator`] is installed.
-pub(crate) fn thread_allocations() -> Option<ThreadAllocations> {
+pub fn thread_allocations() -> Option<ThreadAllocations> {
     INSTALLED
         .load(Ordering::Relaxed)
         .then(|| ThreadAllocations {
@@ -164,7 +169,7 @@ pub(crate) fn thread_allocations() -> Option<ThreadAllocations> {
 }
 
 /// Host bytes allocated and not freed, process-wide, when a [`TrackingAllocator`] is installed.
-pub(crate) fn host_in_use() -> Option<u64> {
+pub fn host_in_use() -> Option<u64> {
     INSTALLED
         .load(Ordering::Relaxed)
         .then(|| IN_USE.load(Ordering::Relaxed))
@@ -174,11 +179,11 @@ pub(crate) fn host_in_use() -> Option<u64> {
 static STEP: AtomicUsize = AtomicUsize::new(0);
 
 /// The step ops run in now.
-pub(crate) fn step() -> usize {
+pub fn step() -> usize {
     STEP.load(Ordering::Relaxed)
 }
 
 /// Published by the session at each step's end.
-pub(crate) fn set_step(step: usize) {
+pub fn set_step(step: usize) {
     STEP.store(step, Ordering::Relaxed);
 }

@@ -12,6 +12,6 @@ static EPOCH: LazyLock<quanta::Instant> = LazyLock::new(quanta::Instant::now);
 
 /// Time since the first use of this clock in the process.
 #[inline]
-pub(crate) fn now() -> Duration {
+pub fn now() -> Duration {
     quanta::Instant::now().saturating_duration_since(*EPOCH)
 }

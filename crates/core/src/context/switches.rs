@@ -7,23 +7,23 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Mutex, PoisonError};
 
 /// NVTX op ranges in the `burn` domain.
-pub(crate) const RANGES: u8 = 1;
+pub const RANGES: u8 = 1;
 /// `B::sync` of the op's device before the op starts and before it is reported finished.
-pub(crate) const SYNC: u8 = 1 << 1;
+pub const SYNC: u8 = 1 << 1;
 /// At least one observer is installed.
-pub(crate) const OBSERVE: u8 = 1 << 2;
+pub const OBSERVE: u8 = 1 << 2;
 /// Op statistics are recorded.
-pub(crate) const STATS: u8 = 1 << 3;
+pub const STATS: u8 = 1 << 3;
 /// The timeline is recorded.
-pub(crate) const TRACE: u8 = 1 << 4;
+pub const TRACE: u8 = 1 << 4;
 /// Statistics are keyed by input shapes.
-pub(crate) const SHAPES: u8 = 1 << 5;
+pub const SHAPES: u8 = 1 << 5;
 /// Device time: each op tags the kernel launches it makes with its id.
-pub(crate) const DEVICE: u8 = 1 << 6;
+pub const DEVICE: u8 = 1 << 6;
 /// A launch thread is attached: ops outside its steps queue their ranges there. Reads as on
 /// only while there is something to queue (op ranges or device time), so that an attached
 /// launch thread with everything else off leaves ops on the one-load path.
-pub(crate) const QUEUED: u8 = 1 << 7;
+pub const QUEUED: u8 = 1 << 7;
 
 /// What the probe reads.
 static FLAGS: AtomicU8 = AtomicU8::new(0);
@@ -45,7 +45,7 @@ struct Requested {
 }
 
 /// Sets or clears `flag`.
-pub(crate) fn set(flag: u8, on: bool) {
+pub fn set(flag: u8, on: bool) {
     update(|requested| {
         if on {
             requested.flags |= flag;
@@ -57,17 +57,17 @@ pub(crate) fn set(flag: u8, on: bool) {
 
 /// Per-op memory on or off: with it, an attached launch thread takes the ops' queued work
 /// even with op ranges and device time off.
-pub(crate) fn set_memory_per_op(on: bool) {
+pub fn set_memory_per_op(on: bool) {
     update(|requested| requested.memory_per_op = on);
 }
 
 /// Whether an NVTX tool takes op ranges: [`RANGES`] reads as on only with one.
-pub(crate) fn set_nvtx_tool(attached: bool) {
+pub fn set_nvtx_tool(attached: bool) {
     update(|requested| requested.nvtx_tool = attached);
 }
 
 /// Whether `flag` was switched on, whether or not it reads as on.
-pub(crate) fn requested(flag: u8) -> bool {
+pub fn requested(flag: u8) -> bool {
     REQUESTED
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
@@ -95,12 +95,12 @@ fn publish(requested: Requested) {
 
 /// All switches: `0` means everything is off.
 #[inline(always)]
-pub(crate) fn all() -> u8 {
+pub fn all() -> u8 {
     FLAGS.load(Ordering::Relaxed)
 }
 
 /// Whether `flag` is on.
-pub(crate) fn is_on(flag: u8) -> bool {
+pub fn is_on(flag: u8) -> bool {
     all() & flag != 0
 }
 

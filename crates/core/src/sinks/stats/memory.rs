@@ -5,7 +5,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, PoisonError};
 
-use burn_std::Shape;
+use crate::shape::Shape;
 use serde::Serialize;
 
 use super::Aggregate;
@@ -14,13 +14,17 @@ use crate::context::{device as context_device, memory, phase, warmup};
 
 /// The memory of one call of an op.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct OpMemory {
+#[doc(hidden)]
+pub struct OpMemory {
     /// Bytes allocated while it ran.
-    pub(crate) alloc_bytes: u64,
+    #[doc(hidden)]
+    pub alloc_bytes: u64,
     /// Bytes freed while it ran.
-    pub(crate) freed_bytes: u64,
+    #[doc(hidden)]
+    pub freed_bytes: u64,
     /// Memory in use when it ended (its device's, or the host's).
-    pub(crate) in_use_bytes: u64,
+    #[doc(hidden)]
+    pub in_use_bytes: u64,
 }
 
 /// Where and when a device's memory in use was highest, among the ends of ops.
@@ -63,7 +67,8 @@ static HOST_UNTRACKED: AtomicBool = AtomicBool::new(false);
 
 /// Adds a call's memory to the row of `op` run in `phase` on `device` with `shapes`: an op
 /// whose memory was read on its launch thread after it ended.
-pub(crate) fn record_memory(
+#[doc(hidden)]
+pub fn record_memory(
     op: &'static Op,
     (phase, device): (u32, u32),
     shapes: Option<Box<[Shape]>>,
@@ -125,12 +130,14 @@ impl Aggregate {
 }
 
 /// Notes that an op's memory could not be read: host memory without a tracking allocator.
-pub(crate) fn host_untracked() {
+#[doc(hidden)]
+pub fn host_untracked() {
     HOST_UNTRACKED.store(true, Ordering::Relaxed);
 }
 
 /// Whether some op's host memory went untracked (no tracking allocator installed).
-pub(crate) fn host_was_untracked() -> bool {
+#[doc(hidden)]
+pub fn host_was_untracked() -> bool {
     HOST_UNTRACKED.load(Ordering::Relaxed)
 }
 
@@ -172,7 +179,8 @@ pub fn step_allocations() -> Vec<StepAllocation> {
 }
 
 /// A device's name for memory: `host` for ops whose device is not known (host memory).
-pub(crate) fn device_name(device: u32) -> String {
+#[doc(hidden)]
+pub fn device_name(device: u32) -> String {
     match device {
         0 => "host".to_owned(),
         id => context_device::name(id),

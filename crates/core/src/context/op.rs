@@ -5,25 +5,25 @@ use std::ffi::CStr;
 
 /// The NVTX registration of an op's name, made by the op-range sink on first use.
 #[cfg(feature = "nvtx")]
-pub(crate) type RegisteredName = std::sync::OnceLock<nvtx::sys::StringHandle>;
+pub type RegisteredName = std::sync::OnceLock<nvtx::sys::StringHandle>;
 /// Without the `nvtx` feature there is nothing to register.
 #[cfg(not(feature = "nvtx"))]
-pub(crate) type RegisteredName = ();
+pub type RegisteredName = ();
 
 /// One backend op: its static name and its NVTX registration.
 ///
-/// Every forwarded method of [`Profiled`](crate::Profiled) owns one `Op`, so observers can key
+/// Every forwarded method of `Profiled` owns one `Op`, so observers can key
 /// statistics by its [`name`](Op::name) (or by its address, which is stable for the process).
 #[cfg_attr(not(feature = "nvtx"), allow(dead_code))]
 pub struct Op {
     name_nul: &'static str,
     c_name: &'static CStr,
-    pub(crate) registered: RegisteredName,
+    pub registered: RegisteredName,
 }
 
 impl Op {
     /// `name_nul` is the op name followed by one NUL byte.
-    pub(crate) const fn new(name_nul: &'static str) -> Self {
+    pub const fn new(name_nul: &'static str) -> Self {
         let c_name = match CStr::from_bytes_with_nul(name_nul.as_bytes()) {
             Ok(c_name) => c_name,
             Err(_) => panic!("an op name must end with its only NUL byte"),
@@ -44,7 +44,7 @@ impl Op {
     }
 
     #[cfg_attr(not(feature = "nvtx"), allow(dead_code))]
-    pub(crate) fn c_name(&self) -> &'static CStr {
+    pub fn c_name(&self) -> &'static CStr {
         self.c_name
     }
 }
@@ -56,8 +56,7 @@ static NAMED: std::sync::Mutex<Vec<&'static Op>> = std::sync::Mutex::new(Vec::ne
 impl Op {
     /// The op named `name`, made on first use: an op whose name is known only at run time
     /// (`fused elementwise[add, exp]`). A NUL in `name` becomes a space.
-    #[cfg_attr(not(feature = "fusion"), allow(dead_code))]
-    pub(crate) fn named(name: &str) -> &'static Op {
+    pub fn named(name: &str) -> &'static Op {
         let mut named = NAMED
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);

@@ -10,7 +10,7 @@ use crate::context::switches::{self, OBSERVE};
 ///
 /// Both calls happen on the thread that runs the op, `op_started` right before the inner
 /// backend's op and `op_finished` right after it (after the device sync when
-/// [`set_op_sync`](crate::probe::set_op_sync) is on). Calls from different threads interleave;
+/// `set_op_sync` is on). Calls from different threads interleave;
 /// each thread's calls are properly nested. Observers must be cheap and must not run backend
 /// ops themselves.
 pub trait OpObserver: Send + Sync {
@@ -21,7 +21,8 @@ pub trait OpObserver: Send + Sync {
 }
 
 /// The observers installed when an op started; it tells the same ones when it finishes.
-pub(crate) type Observers = Arc<[(u64, Arc<dyn OpObserver>)]>;
+#[doc(hidden)]
+pub type Observers = Arc<[(u64, Arc<dyn OpObserver>)]>;
 
 /// The installed observers; `None` when there are none. Ops clone the `Arc` and call the
 /// observers outside the lock, so installing one never waits for a running op.
@@ -33,6 +34,12 @@ static NEXT_OBSERVER_ID: AtomicU64 = AtomicU64::new(0);
 /// ```
 /// use std::sync::Arc;
 /// use std::sync::atomic::{AtomicUsize, Ordering};
+/// # mod burn_profiled {
+/// #     pub mod probe {
+/// #         pub use burn_profiled_core::context::op::Op;
+/// #         pub use burn_profiled_core::sinks::observers::{OpObserver, observe};
+/// #     }
+/// # }
 /// use burn_profiled::probe::{observe, Op, OpObserver};
 ///
 /// #[derive(Default)]
@@ -83,7 +90,8 @@ impl Drop for Observing {
 }
 
 /// The observers installed now.
-pub(crate) fn installed() -> Option<Observers> {
+#[doc(hidden)]
+pub fn installed() -> Option<Observers> {
     OBSERVERS
         .read()
         .unwrap_or_else(PoisonError::into_inner)
@@ -91,14 +99,16 @@ pub(crate) fn installed() -> Option<Observers> {
 }
 
 /// Tells `observers` that `op` started on this thread.
-pub(crate) fn started(observers: &Observers, op: &'static Op) {
+#[doc(hidden)]
+pub fn started(observers: &Observers, op: &'static Op) {
     for (_, observer) in observers.iter() {
         observer.op_started(op);
     }
 }
 
 /// Tells `observers` that `op` finished on this thread.
-pub(crate) fn finished(observers: &Observers, op: &'static Op) {
+#[doc(hidden)]
+pub fn finished(observers: &Observers, op: &'static Op) {
     for (_, observer) in observers.iter() {
         observer.op_finished(op);
     }

@@ -52,8 +52,7 @@ fn phase_id(name: &str) -> u32 {
 static WATCHER: std::sync::OnceLock<fn(u32)> = std::sync::OnceLock::new();
 
 /// Calls `watcher` at each change of phase from now on; the first watcher set stays.
-#[cfg_attr(not(feature = "fusion"), allow(dead_code))]
-pub(crate) fn watch(watcher: fn(u32)) {
+pub fn watch(watcher: fn(u32)) {
     let _ = WATCHER.set(watcher);
 }
 
@@ -64,26 +63,26 @@ fn changed() {
 }
 
 /// A range named `name` opened on this thread.
-pub(crate) fn push(name: String) {
+pub fn push(name: String) {
     let id = phase_id(&name);
     STACK.with_borrow_mut(|stack| stack.push((name, id)));
     changed();
 }
 
 /// This thread's innermost range closed; its name, `None` when none was open.
-pub(crate) fn pop() -> Option<String> {
+pub fn pop() -> Option<String> {
     let popped = STACK.with_borrow_mut(|stack| stack.pop().map(|(name, _)| name));
     changed();
     popped
 }
 
 /// The names of this thread's open ranges, outermost first.
-pub(crate) fn open_ranges() -> Vec<String> {
+pub fn open_ranges() -> Vec<String> {
     STACK.with_borrow(|stack| stack.iter().map(|(name, _)| name.clone()).collect())
 }
 
 /// The id of this thread's innermost open range (0 outside any).
-pub(crate) fn current() -> u32 {
+pub fn current() -> u32 {
     STACK.with_borrow(|stack| stack.last().map_or_else(outside_ranges, |(_, id)| *id))
 }
 
@@ -96,14 +95,14 @@ fn outside_ranges() -> u32 {
 
 /// A read or a sync was asked of this thread: a thread that runs other threads' work (a
 /// fusion thread) has just run everything registered before it on the current stream.
-pub(crate) fn ran_dry() {
+pub fn ran_dry() {
     if let Some(source) = SOURCE.get() {
         (source.ran_dry)();
     }
 }
 
 /// Runs `work` with `phase` as this thread's phase outside its own ranges.
-pub(crate) fn inheriting<T>(phase: u32, work: impl FnOnce() -> T) -> T {
+pub fn inheriting<T>(phase: u32, work: impl FnOnce() -> T) -> T {
     struct Restore(u32, bool);
     impl Drop for Restore {
         fn drop(&mut self) {
@@ -117,22 +116,21 @@ pub(crate) fn inheriting<T>(phase: u32, work: impl FnOnce() -> T) -> T {
 
 /// Where the phase of a thread that runs other threads' work comes from.
 #[derive(Clone, Copy)]
-pub(crate) struct PhaseSource {
+pub struct PhaseSource {
     /// The phase of the op starting now.
-    pub(crate) phase: fn() -> u32,
+    pub phase: fn() -> u32,
     /// The current stream ran everything registered before now.
-    pub(crate) ran_dry: fn(),
+    pub ran_dry: fn(),
 }
 
 /// From now on, this thread's phase outside its own ranges (and outside [`inheriting`]) is
 /// what `source` says at each op: a thread that runs other threads' work as it arrives.
-#[cfg_attr(not(feature = "fusion"), allow(dead_code))]
-pub(crate) fn source_from(source: PhaseSource) {
+pub fn source_from(source: PhaseSource) {
     SOURCE.set(Some(source));
 }
 
 /// The name of a phase id (`-` for 0, outside any range).
-pub(crate) fn name(id: u32) -> String {
+pub fn name(id: u32) -> String {
     phases()
         .names
         .get(id as usize)

@@ -11,6 +11,7 @@
 //! says what maps to what, and what Burn has no equivalent for.
 //!
 //! ```no_run
+//! # use burn_profiled_core as burn_profiled;
 //! use burn_profiled::trace;
 //!
 //! trace::start(trace::TraceConfig::default());
@@ -32,7 +33,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use burn_std::Shape;
+use crate::shape::Shape;
 
 use crate::context::kernel::{KernelShape, LaunchCall};
 use crate::context::op::Op;
@@ -223,7 +224,8 @@ fn record_span(name: Cow<'static, str>, category: &'static str, start: Duration,
 
 /// An op ran on this thread from `start` to `end`, on `device` (`context::device`, 0 when
 /// unknown), with `shapes` as its inputs when they were collected.
-pub(crate) fn record_op(
+#[doc(hidden)]
+pub fn record_op(
     op: &'static Op,
     (start, end): (Duration, Duration),
     device: u32,
@@ -255,22 +257,33 @@ pub(crate) fn record_op(
 }
 
 /// A kernel as the timeline records it.
-pub(crate) struct KernelRecord<'a> {
-    pub(crate) device: u32,
-    pub(crate) stream: u32,
-    pub(crate) name: &'a str,
-    pub(crate) start: Duration,
-    pub(crate) end: Duration,
+#[doc(hidden)]
+pub struct KernelRecord<'a> {
+    #[doc(hidden)]
+    pub device: u32,
+    #[doc(hidden)]
+    pub stream: u32,
+    #[doc(hidden)]
+    pub name: &'a str,
+    #[doc(hidden)]
+    pub start: Duration,
+    #[doc(hidden)]
+    pub end: Duration,
     /// The OS thread and start of the op that launched it.
-    pub(crate) launched_by: (u32, Duration),
-    pub(crate) correlation: u32,
-    pub(crate) launch: Option<LaunchCall>,
-    pub(crate) shape: KernelShape,
+    #[doc(hidden)]
+    pub launched_by: (u32, Duration),
+    #[doc(hidden)]
+    pub correlation: u32,
+    #[doc(hidden)]
+    pub launch: Option<LaunchCall>,
+    #[doc(hidden)]
+    pub shape: KernelShape,
 }
 
 /// A kernel ran: a span on its stream's track, its launch call on the launching thread, and a
 /// flow arrow from the call (or, without its record, from the op) to the kernel.
-pub(crate) fn record_kernel(kernel: KernelRecord<'_>) {
+#[doc(hidden)]
+pub fn record_kernel(kernel: KernelRecord<'_>) {
     if is_recording() && admit(kernel.end) {
         lock(&KERNELS).push(KernelSpan {
             device: kernel.device,
@@ -288,19 +301,22 @@ pub(crate) fn record_kernel(kernel: KernelRecord<'_>) {
 
 /// The device CUPTI calls `id` has `properties` (Kineto's `deviceProperties` keys); each device
 /// is described once (`device_time::describe_device`).
-pub(crate) fn record_device(id: u32, properties: serde_json::Map<String, serde_json::Value>) {
+#[doc(hidden)]
+pub fn record_device(id: u32, properties: serde_json::Map<String, serde_json::Value>) {
     lock(&DEVICE_PROPERTIES).push((id, properties));
 }
 
 /// The process drives `devices` (burn's names): with several, the trace says so in its
 /// `distributedInfo`.
-pub(crate) fn set_process_devices(devices: Vec<String>) {
+#[doc(hidden)]
+pub fn set_process_devices(devices: Vec<String>) {
     *lock(&PROCESS_DEVICES) = devices;
 }
 
 /// Measured step `step` (counted from 0, warm-up included) ran from `start` to `end` on this
 /// thread: Kineto's `ProfilerStep#<step>` span.
-pub(crate) fn record_step(step: usize, start: Duration, end: Duration) {
+#[doc(hidden)]
+pub fn record_step(step: usize, start: Duration, end: Duration) {
     if is_recording() {
         record_span(
             Cow::Owned(owned(format!("ProfilerStep#{step}"))),
@@ -313,7 +329,8 @@ pub(crate) fn record_step(step: usize, start: Duration, end: Duration) {
 
 /// The counter track `name` has `values` at `at` (for example memory in use and reserved of a
 /// device, in bytes).
-pub(crate) fn record_counter(name: &str, at: Duration, values: &[(&'static str, f64)]) {
+#[doc(hidden)]
+pub fn record_counter(name: &str, at: Duration, values: &[(&'static str, f64)]) {
     if is_recording() && admit(at) {
         lock(&COUNTERS).push(CounterSample {
             name: owned(name.to_owned()),
@@ -324,14 +341,16 @@ pub(crate) fn record_counter(name: &str, at: Duration, values: &[(&'static str, 
 }
 
 /// A stopwatch measurement `name` ran from `start` to `end` on this thread.
-pub(crate) fn record_measurement(name: &str, start: Duration, end: Duration) {
+#[doc(hidden)]
+pub fn record_measurement(name: &str, start: Duration, end: Duration) {
     if is_recording() {
         record_span(Cow::Owned(owned(name.to_owned())), "stopwatch", start, end);
     }
 }
 
 /// A user range was pushed on this thread.
-pub(crate) fn range_pushed(name: &str) {
+#[doc(hidden)]
+pub fn range_pushed(name: &str) {
     if is_recording() {
         let now = clock::now();
         with_thread(|thread| thread.open_ranges.push((owned(name.to_owned()), now)));
@@ -339,7 +358,8 @@ pub(crate) fn range_pushed(name: &str) {
 }
 
 /// This thread's innermost user range was popped.
-pub(crate) fn range_popped() {
+#[doc(hidden)]
+pub fn range_popped() {
     if is_recording() {
         let now = clock::now();
         if let Some((name, start)) = with_thread(|thread| thread.open_ranges.pop()) {
@@ -350,7 +370,8 @@ pub(crate) fn range_popped() {
 
 /// The host memory the timeline holds: its buffers and the names it owns, as allocated (a
 /// per-step memory series leaves it out: it is the profiler's, not the program's).
-pub(crate) fn retained_bytes() -> u64 {
+#[doc(hidden)]
+pub fn retained_bytes() -> u64 {
     use std::mem::size_of;
     let threads: u64 = threads()
         .iter()
@@ -732,7 +753,7 @@ pub fn write(path: impl AsRef<Path>) -> std::io::Result<TraceSummary> {
 mod tests {
     use std::time::Duration;
 
-    use crate::context::device::{self, tests::Gpu};
+    use crate::context::device::tests::{Gpu, gpu_id};
     use crate::context::op::Op;
     use crate::sinks::TEST_SERIAL;
 
@@ -755,7 +776,7 @@ mod tests {
         super::clear();
         super::start(super::TraceConfig::default());
         let run_on = |name: &str, gpu: u16| {
-            let id = device::id(&Gpu(gpu));
+            let id = gpu_id(&Gpu(gpu));
             std::thread::Builder::new()
                 .name(name.to_owned())
                 .spawn(move || {

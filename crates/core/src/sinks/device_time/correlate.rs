@@ -16,35 +16,50 @@ use crate::context::kernel::KernelShape;
 
 /// A kernel as CUPTI's `CONCURRENT_KERNEL` record describes it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct Kernel {
+#[doc(hidden)]
+pub struct Kernel {
     /// The correlation id of the driver call that launched it.
-    pub(crate) correlation: u32,
+    #[doc(hidden)]
+    pub correlation: u32,
     /// Device timestamps, in ns on the CUPTI clock.
-    pub(crate) start_ns: u64,
-    pub(crate) end_ns: u64,
-    pub(crate) device: u32,
-    pub(crate) stream: u32,
-    pub(crate) name: String,
+    #[doc(hidden)]
+    pub start_ns: u64,
+    #[doc(hidden)]
+    pub end_ns: u64,
+    #[doc(hidden)]
+    pub device: u32,
+    #[doc(hidden)]
+    pub stream: u32,
+    #[doc(hidden)]
+    pub name: String,
     /// How it was launched, as the record says.
-    pub(crate) shape: KernelShape,
+    #[doc(hidden)]
+    pub shape: KernelShape,
     /// The driver (or runtime) call that launched it, once its record is matched.
-    pub(crate) call: Option<ApiCall>,
+    #[doc(hidden)]
+    pub call: Option<ApiCall>,
 }
 
 /// A driver or runtime API call, as CUPTI's `DRIVER` and `RUNTIME` records describe it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct ApiCall {
+#[doc(hidden)]
+pub struct ApiCall {
     /// CUPTI's callback id: which function (`cuLaunchKernel` is 307).
-    pub(crate) cbid: u32,
+    #[doc(hidden)]
+    pub cbid: u32,
     /// Host timestamps, in ns on the CUPTI clock.
-    pub(crate) start_ns: u64,
-    pub(crate) end_ns: u64,
+    #[doc(hidden)]
+    pub start_ns: u64,
+    #[doc(hidden)]
+    pub end_ns: u64,
     /// CUPTI's id of the calling thread.
-    pub(crate) thread: u32,
+    #[doc(hidden)]
+    pub thread: u32,
 }
 
 impl Kernel {
-    pub(crate) fn duration_ns(&self) -> u64 {
+    #[doc(hidden)]
+    pub fn duration_ns(&self) -> u64 {
         self.end_ns.saturating_sub(self.start_ns)
     }
 
@@ -57,7 +72,8 @@ impl Kernel {
 /// The activity records attribution needs.
 #[cfg_attr(not(feature = "cupti"), allow(dead_code))]
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Activity {
+#[doc(hidden)]
+pub enum Activity {
     /// `EXTERNAL_CORRELATION`: the driver call `correlation` was made under op id `external`.
     External { external: u64, correlation: u32 },
     /// `CONCURRENT_KERNEL`.
@@ -68,7 +84,8 @@ pub(crate) enum Activity {
 
 /// Kernels matched to the ops that launched them, by op id.
 #[derive(Debug, Default)]
-pub(crate) struct Correlator {
+#[doc(hidden)]
+pub struct Correlator {
     /// The op id each driver call was made under.
     external_of: HashMap<u32, u64>,
     /// The API calls made under an op, by correlation id, until their kernel is taken.
@@ -86,7 +103,8 @@ pub(crate) struct Correlator {
 impl Correlator {
     /// Takes one record, in any order relative to the others.
     #[cfg_attr(not(feature = "cupti"), allow(dead_code))]
-    pub(crate) fn ingest(&mut self, activity: Activity) {
+    #[doc(hidden)]
+    pub fn ingest(&mut self, activity: Activity) {
         match activity {
             Activity::External {
                 external,
@@ -120,7 +138,8 @@ impl Correlator {
 
     /// The kernels matched so far, with their op ids and, where its record came, the call
     /// that launched each; they are not returned again.
-    pub(crate) fn take_attributed(&mut self) -> Vec<(u64, Kernel)> {
+    #[doc(hidden)]
+    pub fn take_attributed(&mut self) -> Vec<(u64, Kernel)> {
         self.attach_calls();
         std::mem::take(&mut self.attributed)
     }
@@ -135,7 +154,8 @@ impl Correlator {
     }
 
     /// Takes the kernels matched to op ids `known` does not know; those of known ops stay.
-    pub(crate) fn take_unknown(&mut self, known: impl Fn(u64) -> bool) -> Vec<Kernel> {
+    #[doc(hidden)]
+    pub fn take_unknown(&mut self, known: impl Fn(u64) -> bool) -> Vec<Kernel> {
         self.attributed
             .extract_if(.., |(id, _)| !known(*id))
             .map(|(_, kernel)| kernel)
@@ -143,18 +163,21 @@ impl Correlator {
     }
 
     /// API calls (driver or runtime) tagged with an op id so far.
-    pub(crate) fn tagged_api_calls(&self) -> u64 {
+    #[doc(hidden)]
+    pub fn tagged_api_calls(&self) -> u64 {
         self.tagged
     }
 
     /// Kernels left out so far because they came without an end.
-    pub(crate) fn incomplete_kernels(&self) -> u64 {
+    #[doc(hidden)]
+    pub fn incomplete_kernels(&self) -> u64 {
         self.incomplete
     }
 
     /// Forgets the driver calls of the ops `forgotten` says are gone, so what is kept stays
     /// bounded over a long run.
-    pub(crate) fn forget_ops(&mut self, forgotten: impl Fn(u64) -> bool) {
+    #[doc(hidden)]
+    pub fn forget_ops(&mut self, forgotten: impl Fn(u64) -> bool) {
         self.external_of.retain(|_, external| !forgotten(*external));
         let external_of = &self.external_of;
         self.calls
@@ -163,7 +186,8 @@ impl Correlator {
 
     /// Ends a run: the kernels still unmatched, which no op launched, in device time order.
     /// Forgets the driver calls, once the matched kernels that stay have theirs.
-    pub(crate) fn finish(&mut self) -> Vec<Kernel> {
+    #[doc(hidden)]
+    pub fn finish(&mut self) -> Vec<Kernel> {
         self.attach_calls();
         let mut unattributed: Vec<Kernel> = self.waiting.drain().flat_map(|(_, k)| k).collect();
         unattributed.sort_by_key(|kernel| (kernel.start_ns, kernel.correlation));

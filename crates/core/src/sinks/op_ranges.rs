@@ -24,7 +24,8 @@ mod imp {
             .get_or_init(|| sys::domain_register_string_ascii(domain(), op.c_name()))
     }
 
-    pub(crate) fn push_op(op: &Op) {
+    #[doc(hidden)]
+    pub fn push_op(op: &Op) {
         let domain = domain();
         let attributes = EventAttributes {
             version: sys::NVTX_VERSION as u16,
@@ -43,14 +44,16 @@ mod imp {
         sys::domain_range_push_ex(domain, &attributes);
     }
 
-    pub(crate) fn pop_op() {
+    #[doc(hidden)]
+    pub fn pop_op() {
         sys::domain_range_pop(domain());
     }
 
     /// Whether an NVTX tool (Nsight Systems, the NVTX recorder) takes this process's ranges.
     /// NVTX loads its tool, or none, at its first call; without one its calls do nothing.
     /// A registered string's handle, like a domain's, is null then.
-    pub(crate) fn reach_a_tool() -> bool {
+    #[doc(hidden)]
+    pub fn reach_a_tool() -> bool {
         *REACHED.get_or_init(|| {
             let handle: sys::ffi::nvtxStringHandle_t =
                 sys::domain_register_string_ascii(domain(), super::DOMAIN_C).into();
@@ -60,7 +63,8 @@ mod imp {
 
     /// What [`reach_a_tool`] found, if it was asked: asking registers the domain `burn` and a
     /// string in it, which a tool sees.
-    pub(crate) fn tool_found() -> Option<bool> {
+    #[doc(hidden)]
+    pub fn tool_found() -> Option<bool> {
         REACHED.get().copied()
     }
 
@@ -71,20 +75,26 @@ mod imp {
 mod imp {
     use crate::context::op::Op;
 
-    pub(crate) fn push_op(_op: &Op) {}
-    pub(crate) fn pop_op() {}
-    pub(crate) fn reach_a_tool() -> bool {
+    #[doc(hidden)]
+    pub fn push_op(_op: &Op) {}
+    #[doc(hidden)]
+    pub fn pop_op() {}
+    #[doc(hidden)]
+    pub fn reach_a_tool() -> bool {
         false
     }
-    pub(crate) fn tool_found() -> Option<bool> {
+    #[doc(hidden)]
+    pub fn tool_found() -> Option<bool> {
         Some(false)
     }
 }
 
-pub(crate) use imp::{pop_op, push_op, reach_a_tool, tool_found};
+#[doc(hidden)]
+pub use imp::{pop_op, push_op, reach_a_tool, tool_found};
 
 /// The NVTX domain of op ranges.
-pub(crate) const DOMAIN: &str = "burn";
+#[doc(hidden)]
+pub const DOMAIN: &str = "burn";
 #[cfg_attr(not(feature = "nvtx"), allow(dead_code))]
 const DOMAIN_C: &std::ffi::CStr = c"burn";
 

@@ -6,8 +6,9 @@ use std::fmt::Write as _;
 use std::sync::PoisonError;
 use std::time::Duration;
 
-pub(crate) use burn_profiled_core::units::bytes_text;
-use burn_std::Shape;
+use crate::shape::Shape;
+#[doc(hidden)]
+pub use crate::units::bytes_text;
 use serde::Serialize;
 
 use super::memory::{device_name, host_was_untracked};
@@ -97,7 +98,7 @@ pub struct PhasePeak {
 
 /// The format version of the JSON [`Snapshot::to_json`] writes (`ops.json`): the session's
 /// `RUN_FORMAT_VERSION`.
-pub const FORMAT_VERSION: u32 = burn_profiled_core::formats::RUN_FORMAT_VERSION;
+pub const FORMAT_VERSION: u32 = crate::formats::RUN_FORMAT_VERSION;
 
 /// All rows recorded so far, merged over threads.
 pub struct Snapshot {
@@ -118,7 +119,8 @@ pub fn snapshot() -> Snapshot {
     Snapshot { rows }
 }
 
-pub(crate) fn shapes_text(shapes: &[Shape]) -> String {
+#[doc(hidden)]
+pub fn shapes_text(shapes: &[Shape]) -> String {
     let shapes: Vec<String> = shapes
         .iter()
         .map(|s| format!("{:?}", s.as_slice()))
@@ -447,7 +449,7 @@ mod tests {
     use std::time::Duration;
 
     use super::{GroupBy, time_text};
-    use crate::context::device::{self, tests::Gpu};
+    use crate::context::device::tests::{Gpu, gpu_id};
     use crate::context::op::Op;
     use crate::sinks::{TEST_SERIAL, stats};
 
@@ -456,7 +458,7 @@ mod tests {
         let _serial = TEST_SERIAL.lock().unwrap_or_else(|e| e.into_inner());
         static COMPUTE: Op = Op::new("by_device_matmul\0");
         static ALL_REDUCE: Op = Op::new("by_device_all_reduce\0");
-        let (gpu0, gpu1) = (device::id(&Gpu(0)), device::id(&Gpu(1)));
+        let (gpu0, gpu1) = (gpu_id(&Gpu(0)), gpu_id(&Gpu(1)));
         stats::reset();
         stats::start(stats::StatsConfig::default());
         let us = Duration::from_micros;
