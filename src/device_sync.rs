@@ -1,9 +1,9 @@
 //! The Burn device a tool syncs before it takes a timestamp or opens/closes a range.
 
 use std::fmt;
-use std::sync::Arc;
 
 use burn_backend::Backend;
+use burn_profiled_core::DeviceSync as CoreSync;
 
 /// A Burn device to sync: `B::sync(&device)`, waiting until the work queued on it has run.
 ///
@@ -17,22 +17,19 @@ use burn_backend::Backend;
 /// let sync = DeviceSync::new::<NdArray>(Default::default());
 /// sync.sync();
 /// ```
+///
+/// The tools take it, or the core's [`DeviceSync`](burn_profiled_core::DeviceSync) it turns
+/// into.
 #[derive(Clone)]
-pub struct DeviceSync {
-    sync: Arc<dyn Fn() + Send + Sync>,
-    name: String,
-}
+pub struct DeviceSync(CoreSync);
 
 impl DeviceSync {
     /// Syncs `device` of backend `B`.
     pub fn new<B: Backend>(device: B::Device) -> Self {
-        DeviceSync {
-            name: format!("{device:?}"),
-            sync: Arc::new(move || {
-                // A failed sync resurfaces at the next read of the device; timing goes on.
-                let _ = B::sync(&device);
-            }),
-        }
+        DeviceSync(CoreSync::custom(format!("{device:?}"), move || {
+            // A failed sync resurfaces at the next read of the device; timing goes on.
+            let _ = B::sync(&device);
+        }))
     }
 
     /// Syncs every device of `devices` (of backend `B`), one after the other: for a run on
@@ -48,19 +45,17 @@ impl DeviceSync {
     /// ```
     pub fn all<B: Backend>(devices: &[B::Device]) -> Self {
         let devices = devices.to_vec();
-        DeviceSync {
-            name: devices
-                .iter()
-                .map(|device| format!("{device:?}"))
-                .collect::<Vec<_>>()
-                .join(", "),
-            sync: Arc::new(move || {
-                for device in &devices {
-                    // As in `new`: a failed sync resurfaces at the next read.
-                    let _ = B::sync(device);
-                }
-            }),
-        }
+        let name = devices
+            .iter()
+            .map(|device| format!("{device:?}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        DeviceSync(CoreSync::custom(name, move || {
+            for device in &devices {
+                // As in `new`: a failed sync resurfaces at the next read.
+                let _ = B::sync(device);
+            }
+        }))
     }
 
     /// Syncs by calling `sync`, named `name` in messages: a device Burn does not drive, or a
@@ -74,25 +69,28 @@ impl DeviceSync {
     /// assert_eq!(format!("{sync:?}"), "DeviceSync(\"my stream\")");
     /// ```
     pub fn custom(name: impl Into<String>, sync: impl Fn() + Send + Sync + 'static) -> Self {
-        DeviceSync {
-            name: name.into(),
-            sync: Arc::new(sync),
-        }
+        DeviceSync(CoreSync::custom(name, sync))
     }
 
     /// Waits until the work queued on the device has run.
     pub fn sync(&self) {
-        (self.sync)()
+        self.0.sync()
     }
 
     /// The devices it syncs, by their `Debug` text (`Cuda(0), Cuda(1)`).
     pub(crate) fn devices(&self) -> &str {
-        &self.name
+        self.0.devices()
+    }
+}
+
+impl From<DeviceSync> for CoreSync {
+    fn from(sync: DeviceSync) -> CoreSync {
+        sync.0
     }
 }
 
 impl fmt::Debug for DeviceSync {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("DeviceSync").field(&self.name).finish()
+        fmt::Debug::fmt(&self.0, f)
     }
 }

@@ -257,7 +257,7 @@ fn each_ops_kernels_add_up_in_its_row_of_the_op_table() {
         .filter(|e| e["cat"] == "ac2g")
         .map(|e| (e["ph"].as_str().unwrap(), &e["id"], &e["tid"]))
         .collect();
-    let thread = serde_json::Value::from(crate::context::thread::os_thread_id());
+    let thread = serde_json::Value::from(burn_profiled_core::context::thread::os_thread_id());
     assert_eq!(flows.len(), 6);
     for pair in flows.chunks(2) {
         assert_eq!((pair[0].0, pair[0].2), ("s", &thread));
@@ -352,11 +352,11 @@ struct Threads {
 
 impl Source for Threads {
     fn push(&self, id: u64) {
-        let tid = crate::context::thread::os_thread_id();
+        let tid = burn_profiled_core::context::thread::os_thread_id();
         self.events.lock().unwrap().push((Some(id), tid));
     }
     fn pop(&self, _id: u64) {
-        let tid = crate::context::thread::os_thread_id();
+        let tid = burn_profiled_core::context::thread::os_thread_id();
         self.events.lock().unwrap().push((None, tid));
     }
     fn flush(&self) {}
@@ -380,7 +380,7 @@ fn an_op_outside_a_step_tags_its_launches_on_the_attached_launch_thread() {
     let (tid_sender, tid) = mpsc::channel();
     let device_thread = std::thread::spawn(move || {
         tid_sender
-            .send(crate::context::thread::os_thread_id())
+            .send(burn_profiled_core::context::thread::os_thread_id())
             .unwrap();
         for job in queue {
             job();
@@ -410,7 +410,10 @@ fn an_op_outside_a_step_tags_its_launches_on_the_attached_launch_thread() {
     let events = source.events.lock().unwrap().clone();
     let id = events[0].0.expect("a push first");
     assert_eq!(events, [(Some(id), launch_tid), (None, launch_tid)]);
-    assert_ne!(launch_tid, crate::context::thread::os_thread_id());
+    assert_ne!(
+        launch_tid,
+        burn_profiled_core::context::thread::os_thread_id()
+    );
     let exp = one_kernel_of(id, 70);
     assert_eq!(
         (exp.calls, exp.kernels, exp.device_total_ns),

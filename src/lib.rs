@@ -54,10 +54,8 @@ pub mod dump;
 #[cfg(feature = "fusion")]
 pub mod fused;
 mod launch_thread;
-pub mod memory;
 pub mod nvtx;
 mod session;
-pub mod stopwatch;
 #[cfg(feature = "train")]
 pub mod train;
 
@@ -94,7 +92,7 @@ pub use burn_profiled_core::trace;
 // What no Burn version changes lives in the core, shared with the other editions.
 #[doc(hidden)]
 pub use burn_profiled_core::cli_output;
-pub use burn_profiled_core::{config, host, runs};
+pub use burn_profiled_core::{config, host, memory, runs, stopwatch};
 use burn_profiled_core::{files, python};
 
 #[cfg(test)]

@@ -37,6 +37,9 @@ use crate::sinks::{device_time, op_ranges, stats, trace};
 
 pub use crate::context::op::Op;
 pub use crate::sinks::observers::{Observing, OpObserver, observe};
+pub use burn_profiled_core::probe::flush_device_time;
+
+use burn_profiled_core::probe as core_probe;
 
 /// Switches NVTX op ranges on or off, at any time (for example after warm-up).
 ///
@@ -278,38 +281,6 @@ enum MemoryAtStart {
     Queued(QueuedMemory),
 }
 
-/// Whether the op started a record of the op running on this thread, for an out-of-memory
-/// message ([`running_op`]).
-struct Running {
-    op: &'static Op,
-    phase: u32,
-    shapes: Option<Vec<Shape>>,
-    device: u32,
-}
-
-thread_local! {
-    /// The ops running on this thread with per-op memory on, innermost last.
-    static RUNNING: std::cell::RefCell<Vec<Running>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
-/// The innermost op running on this thread, recorded while per-op memory is on: its name,
-/// phase, input shapes (as text) and device id.
-pub(crate) fn running_op() -> Option<(&'static str, String, Option<String>, u32)> {
-    RUNNING
-        .try_with(|running| {
-            running.borrow().last().map(|r| {
-                (
-                    r.op.name(),
-                    phase::name(r.phase),
-                    r.shapes.as_deref().map(stats::shapes_text),
-                    r.device,
-                )
-            })
-        })
-        .ok()
-        .flatten()
-}
-
 /// What an op does where its kernels are launched, first: open its range, tag the launches
 /// with its device-time id. Run here, or queued on its launch thread ([`queued_start`]).
 fn launches_start(flags: u8, op: &'static Op, device_op: u64) {
@@ -523,14 +494,7 @@ fn start<B: Backend>(
         _ => None,
     };
     if memory_per_op {
-        RUNNING.with_borrow_mut(|running| {
-            running.push(Running {
-                op,
-                phase,
-                shapes: shapes.clone(),
-                device: device_id,
-            })
-        });
+        core_probe::running_started(op, phase, shapes.clone(), device_id);
     }
     // With nothing but memory to do at the start, the start is queued only for the first op
     // of this thread's stream: the next ones start where the op before them ended.
@@ -566,7 +530,7 @@ fn start<B: Backend>(
                 None,
             );
             if memory_per_op {
-                RUNNING.with_borrow_mut(Vec::pop);
+                core_probe::running_finished();
             }
             resume_unwind(panic);
         }
@@ -659,7 +623,7 @@ fn finish<B: Backend>(mut active: ActiveOp<B>) {
     let (queued_memory, memory) = match active.memory.take() {
         None => (None, None),
         Some(at_start) => {
-            RUNNING.with_borrow_mut(Vec::pop);
+            core_probe::running_finished();
             finish_memory(&active, at_start)
         }
     };
@@ -786,69 +750,4 @@ fn at_launches(
             memory,
         }),
     }
-}
-
-/// Collects the device time recorded so far ([`device_time`]) into the statistics and the
-/// timeline: each kernel, matched to the op that launched it, adds to that op's row. Sync the
-/// device first: CUPTI hands over every record it holds, and a kernel still running would come
-/// without its end (it is counted in [`DeviceTimeSummary::incomplete_kernels`]). After
-/// [`device_time::stop`] it collects what CUPTI handed over while stopping. Returns the number
-/// of kernels collected.
-///
-/// [`DeviceTimeSummary::incomplete_kernels`]: device_time::DeviceTimeSummary::incomplete_kernels
-pub fn flush_device_time() -> usize {
-    let matched = device_time::collect();
-    let count = matched.len();
-    for device_time::Matched {
-        launch,
-        kernel,
-        start,
-        end,
-        call,
-    } in matched
-    {
-        if let Some(properties) = device_time::describe_device(kernel.device) {
-            trace::record_device(kernel.device, properties);
-        }
-        trace::record_kernel(trace::KernelRecord {
-            device: kernel.device,
-            stream: kernel.stream,
-            name: &kernel.name,
-            start,
-            end,
-            launched_by: (launch.tid, launch.started),
-            correlation: kernel.correlation,
-            launch: call,
-            shape: kernel.shape,
-        });
-        if launch.in_warmup {
-            continue;
-        }
-        let time = Duration::from_nanos(kernel.duration_ns());
-        stats::record_kernel(
-            launch.op,
-            (launch.phase, launch.device),
-            launch.shapes,
-            time,
-        );
-    }
-    count
-}
-
-/// A user range named `name` opened on this thread: it becomes the phase of the thread's ops,
-/// and the timeline records it.
-pub(crate) fn range_pushed(name: String) {
-    trace::range_pushed(&name);
-    phase::push(name);
-}
-
-/// This thread's innermost user range closed; its name, `None` when none was open.
-pub(crate) fn range_popped() -> Option<String> {
-    trace::range_popped();
-    phase::pop()
-}
-
-/// A stopwatch measurement `name` ran on this thread from `start` to `end`.
-pub(crate) fn measured(name: &str, start: Duration, end: Duration) {
-    trace::record_measurement(name, start, end);
 }

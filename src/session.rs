@@ -552,7 +552,7 @@ impl Session {
         });
         let memory = self.memory_steps.as_ref().map(|steps| {
             let run = steps.summary(config.memory.per_op);
-            if steps.len() > 0 {
+            if !steps.is_empty() {
                 println!("{}", run.closing_lines());
             }
             for warning in run.growth_warnings(measured_steps) {

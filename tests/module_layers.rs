@@ -50,7 +50,7 @@ fn allowed(node: &str) -> Option<Vec<&'static str>> {
                 .collect(),
         )
     } else if node == "probe" {
-        Some(CONTEXT.into_iter().chain(SINKS).collect())
+        Some(CONTEXT.into_iter().chain(SINKS).chain(["shape"]).collect())
     } else {
         None
     }

@@ -7,10 +7,11 @@
 //! | [`launch`] | launch threads: where a backend launches its kernels, and running work there |
 //! | [`attached`] | the launch threads that ops outside a step queue their ranges on |
 //!
-//! The rest (`op`, `switches`, `clock`, `thread`, `phase`, `warmup`, `kernel`, `memory`) is the
-//! core's, re-exported here so the op path reads `crate::context::*` in both crates.
+//! The rest is the core's (`burn_profiled_core::context`); what the probe reads of it (`op`,
+//! `switches`, `clock`, `phase`, `memory`) is re-exported here, so the op path reads
+//! `crate::context::*` in both crates.
 
-pub(crate) use burn_profiled_core::context::{clock, memory, op, phase, switches, thread, warmup};
+pub(crate) use burn_profiled_core::context::{clock, memory, op, phase, switches};
 
 pub(crate) mod attached;
 pub(crate) mod device;

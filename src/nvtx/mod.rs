@@ -25,30 +25,8 @@
 //! | [`Ranged`], [`signpost`] | new | [`enable`] |
 //! | op ranges of `Profiled` | new | [`probe::set_op_ranges`](crate::probe::set_op_ranges) |
 
-mod capture;
-mod domain;
-mod ffi;
-mod handles;
-mod label;
-mod ranges;
+pub use burn_profiled_core::nvtx::*;
+
 mod stage;
 
-pub use capture::{CAPTURE_RANGE, is_capturing, start_capture, stop_capture};
-pub use domain::{Domain, DomainRange, category};
-pub use handles::{Handle, HandleRange, register_string};
-pub use label::{Category, Color, Label};
-pub use ranges::{
-    RangeConfig, RangeGuard, enable, is_enabled, mark, mark_with, range, range_pop, range_push,
-    range_push_with, range_with, scope,
-};
 pub use stage::{Forward, Ranged, Signpost, signpost};
-
-/// The NVTX domain of `Profiled`'s op ranges.
-pub const OP_DOMAIN: &str = crate::sinks::op_ranges::DOMAIN;
-
-/// Names the calling OS thread in NVTX, so Nsight Systems shows e.g. `data loader` instead of a
-/// thread id. Not gated by [`enable`]: naming is free without a tool.
-pub fn name_current_thread(name: &str) {
-    ffi::name_os_thread(crate::context::thread::os_thread_id(), name);
-    crate::context::thread::set_current_name(name);
-}

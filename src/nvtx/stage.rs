@@ -11,8 +11,7 @@ use burn::module::{
 use burn::tensor::backend::{AutodiffBackend, Backend};
 use burn::tensor::{Device, Int, Tensor};
 
-use super::label::Label;
-use super::ranges::{mark_with, range_with};
+use burn_profiled_core::nvtx::{Label, mark_with, range_with};
 
 /// A module with a single-input `forward`, so that [`Ranged`] can run it inside a range.
 ///
@@ -263,7 +262,7 @@ forward_fixed!(
 pub fn signpost(name: &str) -> Signpost {
     mark_with(|| name);
     Signpost {
-        name: super::is_enabled().then(|| name.to_owned()),
+        name: burn_profiled_core::nvtx::is_enabled().then(|| name.to_owned()),
     }
 }
 

@@ -11,26 +11,37 @@
 //! | [`stats`] | per-op statistics, by op, phase or input shapes, as a `torch.profiler`-like table or JSON |
 //! | [`device_time`] | each op's kernels and their device time, in the op table |
 //! | [`trace`] | a Chrome trace-event timeline of ops, ranges and measurements, in Kineto's conventions |
+//! | [`nvtx`] | user ranges (with sync and order checks), marks, domains, registered handles, capture control, thread names |
+//! | [`stopwatch`] | runtime per code section with warm-up, one-time measurements and CPU usage, in the original tool's report layout |
+//! | [`memory`] | where the memory goes: per step, per op and per phase, the growth warning, out-of-memory context |
 //! | [`host`] | CPU usage, resident memory and a memory guard |
+//! | [`DeviceSync`] | the device a tool syncs before a timestamp |
 //! | [`runs`] | a run directory read back, its HTML report, and two runs compared (`burn-profiled diff`) |
 //!
 //! The op path's layers, for the editions: [`context`] at the bottom (what an op is, what is
-//! known about the thread it runs on), the [`sinks`] above it (where an op event goes). An
-//! edition's probe turns Burn's ops into events for the sinks.
+//! known about the thread it runs on), the [`sinks`] above it (where an op event goes), the
+//! [`probe`] on top (the events every edition reports alike). An edition's own probe turns
+//! Burn's ops into op events for the sinks.
 #![warn(missing_docs)]
 
-// The op path, in layers; every import points down: context <- sinks.
+// The op path, in layers; every import points down: context <- sinks <- probe <- the tools.
 #[doc(hidden)]
 pub mod context;
+pub mod probe;
 #[doc(hidden)]
 pub mod sinks;
 
 pub mod config;
+mod device_sync;
 pub mod formats;
 pub mod host;
+pub mod memory;
+pub mod nvtx;
 pub mod runs;
 pub mod shape;
+pub mod stopwatch;
 
+pub use device_sync::DeviceSync;
 pub use sinks::{device_time, stats, trace};
 
 #[doc(hidden)]

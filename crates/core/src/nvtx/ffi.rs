@@ -6,16 +6,19 @@ use super::label::Label;
 
 /// A domain created by this crate; `None` stands for NVTX's default domain.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct RawDomain {
+#[doc(hidden)]
+pub struct RawDomain {
     /// Unique per domain object in the process (0 is the default domain).
-    pub(crate) key: u64,
+    #[doc(hidden)]
+    pub key: u64,
     #[cfg(feature = "nvtx")]
     handle: nvtx::sys::DomainHandle,
 }
 
 /// The key of `domain` (0 for the default domain).
 #[cfg_attr(not(feature = "nvtx"), allow(dead_code))]
-pub(crate) fn domain_key(domain: Option<RawDomain>) -> u64 {
+#[doc(hidden)]
+pub fn domain_key(domain: Option<RawDomain>) -> u64 {
     domain.map_or(0, |d| d.key)
 }
 
@@ -26,7 +29,8 @@ fn next_domain_key() -> u64 {
 }
 
 /// A string registered in a domain (0 when no NVTX tool is attached).
-pub(crate) type RawString = u64;
+#[doc(hidden)]
+pub type RawString = u64;
 
 #[cfg(feature = "nvtx")]
 mod imp {
@@ -115,7 +119,8 @@ mod imp {
         ))
     }
 
-    pub(crate) fn push(domain: Option<RawDomain>, label: &Label) {
+    #[doc(hidden)]
+    pub fn push(domain: Option<RawDomain>, label: &Label) {
         with_attributes(label, domain, |attributes| match domain {
             Some(RawDomain { handle: d, .. }) => sys::domain_range_push_ex(d, attributes),
             None => sys::range_push_ex(attributes),
@@ -123,7 +128,8 @@ mod imp {
     }
 
     /// Pushes a registered string with no other attribute: the cheapest push there is.
-    pub(crate) fn push_registered(domain: Option<RawDomain>, handle: RawString) {
+    #[doc(hidden)]
+    pub fn push_registered(domain: Option<RawDomain>, handle: RawString) {
         let attributes = attributes(&Text::Ascii(CString::default()), Some(handle), None, 0);
         match domain {
             Some(RawDomain { handle: d, .. }) => sys::domain_range_push_ex(d, &attributes),
@@ -131,14 +137,16 @@ mod imp {
         };
     }
 
-    pub(crate) fn pop(domain: Option<RawDomain>) {
+    #[doc(hidden)]
+    pub fn pop(domain: Option<RawDomain>) {
         match domain {
             Some(RawDomain { handle: d, .. }) => sys::domain_range_pop(d),
             None => sys::range_pop(),
         };
     }
 
-    pub(crate) fn mark(domain: Option<RawDomain>, label: &Label) {
+    #[doc(hidden)]
+    pub fn mark(domain: Option<RawDomain>, label: &Label) {
         with_attributes(label, domain, |attributes| match domain {
             Some(RawDomain { handle: d, .. }) => sys::domain_mark_ex(d, attributes),
             None => sys::mark_ex(attributes),
@@ -146,21 +154,24 @@ mod imp {
     }
 
     /// Starts a process range (it may end on another thread); returns its id.
-    pub(crate) fn start(domain: Option<RawDomain>, label: &Label) -> u64 {
+    #[doc(hidden)]
+    pub fn start(domain: Option<RawDomain>, label: &Label) -> u64 {
         with_attributes(label, domain, |attributes| match domain {
             Some(RawDomain { handle: d, .. }) => sys::domain_range_start_ex(d, attributes),
             None => sys::range_start_ex(attributes),
         })
     }
 
-    pub(crate) fn end(domain: Option<RawDomain>, id: u64) {
+    #[doc(hidden)]
+    pub fn end(domain: Option<RawDomain>, id: u64) {
         match domain {
             Some(RawDomain { handle: d, .. }) => sys::domain_range_end(d, id),
             None => sys::range_end(id),
         }
     }
 
-    pub(crate) fn create_domain(name: &str) -> RawDomain {
+    #[doc(hidden)]
+    pub fn create_domain(name: &str) -> RawDomain {
         RawDomain {
             key: super::next_domain_key(),
             handle: match Text::new(name) {
@@ -170,11 +181,13 @@ mod imp {
         }
     }
 
-    pub(crate) fn destroy_domain(domain: RawDomain) {
+    #[doc(hidden)]
+    pub fn destroy_domain(domain: RawDomain) {
         sys::domain_destroy(domain.handle);
     }
 
-    pub(crate) fn register_string(domain: Option<RawDomain>, text: &str) -> RawString {
+    #[doc(hidden)]
+    pub fn register_string(domain: Option<RawDomain>, text: &str) -> RawString {
         let handle: sys::ffi::nvtxStringHandle_t = match (domain, Text::new(text)) {
             (Some(RawDomain { handle: d, .. }), Text::Ascii(text)) => {
                 sys::domain_register_string_ascii(d, &text).into()
@@ -194,7 +207,8 @@ mod imp {
         handle as usize as RawString
     }
 
-    pub(crate) fn name_category(domain: Option<RawDomain>, id: u32, name: &str) {
+    #[doc(hidden)]
+    pub fn name_category(domain: Option<RawDomain>, id: u32, name: &str) {
         match (domain, Text::new(name)) {
             (Some(RawDomain { handle: d, .. }), Text::Ascii(name)) => {
                 sys::domain_name_category_ascii(d, id, &name)
@@ -207,7 +221,8 @@ mod imp {
         }
     }
 
-    pub(crate) fn name_os_thread(tid: u32, name: &str) {
+    #[doc(hidden)]
+    pub fn name_os_thread(tid: u32, name: &str) {
         match Text::new(name) {
             Text::Ascii(name) => sys::name_os_thread_ascii(tid, &name),
             Text::Unicode(name) => sys::name_os_thread_unicode(tid, &name),
@@ -219,25 +234,37 @@ mod imp {
 mod imp {
     use super::{Label, RawDomain, RawString};
 
-    pub(crate) fn push(_domain: Option<RawDomain>, _label: &Label) {}
-    pub(crate) fn push_registered(_domain: Option<RawDomain>, _handle: RawString) {}
-    pub(crate) fn pop(_domain: Option<RawDomain>) {}
-    pub(crate) fn mark(_domain: Option<RawDomain>, _label: &Label) {}
-    pub(crate) fn start(_domain: Option<RawDomain>, _label: &Label) -> u64 {
+    #[doc(hidden)]
+    pub fn push(_domain: Option<RawDomain>, _label: &Label) {}
+    #[doc(hidden)]
+    pub fn push_registered(_domain: Option<RawDomain>, _handle: RawString) {}
+    #[doc(hidden)]
+    pub fn pop(_domain: Option<RawDomain>) {}
+    #[doc(hidden)]
+    pub fn mark(_domain: Option<RawDomain>, _label: &Label) {}
+    #[doc(hidden)]
+    pub fn start(_domain: Option<RawDomain>, _label: &Label) -> u64 {
         0
     }
-    pub(crate) fn end(_domain: Option<RawDomain>, _id: u64) {}
-    pub(crate) fn create_domain(_name: &str) -> RawDomain {
+    #[doc(hidden)]
+    pub fn end(_domain: Option<RawDomain>, _id: u64) {}
+    #[doc(hidden)]
+    pub fn create_domain(_name: &str) -> RawDomain {
         RawDomain {
             key: super::next_domain_key(),
         }
     }
-    pub(crate) fn destroy_domain(_domain: RawDomain) {}
-    pub(crate) fn register_string(_domain: Option<RawDomain>, _text: &str) -> RawString {
+    #[doc(hidden)]
+    pub fn destroy_domain(_domain: RawDomain) {}
+    #[doc(hidden)]
+    pub fn register_string(_domain: Option<RawDomain>, _text: &str) -> RawString {
         0
     }
-    pub(crate) fn name_category(_domain: Option<RawDomain>, _id: u32, _name: &str) {}
-    pub(crate) fn name_os_thread(_tid: u32, _name: &str) {}
+    #[doc(hidden)]
+    pub fn name_category(_domain: Option<RawDomain>, _id: u32, _name: &str) {}
+    #[doc(hidden)]
+    pub fn name_os_thread(_tid: u32, _name: &str) {}
 }
 
-pub(crate) use imp::*;
+#[doc(hidden)]
+pub use imp::*;

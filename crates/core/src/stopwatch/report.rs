@@ -61,7 +61,8 @@ pub struct Entry {
 }
 
 impl Entry {
-    pub(crate) fn new(name: &str, total: Duration, intervals: usize, iterations: usize) -> Self {
+    #[doc(hidden)]
+    pub fn new(name: &str, total: Duration, intervals: usize, iterations: usize) -> Self {
         let total = total.as_secs_f64();
         Entry {
             name: name.to_owned(),

@@ -13,6 +13,7 @@ use super::ranges;
 ///
 /// ```
 /// use std::sync::LazyLock;
+/// # use burn_profiled_core as burn_profiled;
 /// use burn_profiled::nvtx::Domain;
 ///
 /// static DATA: LazyLock<Domain> = LazyLock::new(|| Domain::new("data"));
@@ -123,6 +124,7 @@ fn new_category(domain: Option<RawDomain>, name: &str) -> Category {
 /// Names a new category in NVTX's default domain.
 ///
 /// ```
+/// # use burn_profiled_core as burn_profiled;
 /// use burn_profiled::nvtx::{category, Label};
 ///
 /// let data = category("data loading");

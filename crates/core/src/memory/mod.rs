@@ -2,7 +2,7 @@
 //! (what each op allocated and the memory in use when it ended, in the op table), growth over
 //! the run (the leak warning), and the context of an out-of-memory failure.
 //!
-//! A [`Session`](crate::Session) does all of it from its `[memory]` section:
+//! An edition's session does all of it from its `[memory]` section:
 //!
 //! ```toml
 //! [memory]
@@ -12,7 +12,7 @@
 //! ```
 //!
 //! Device memory is read through the launch threads given to the session
-//! ([`Session::set_launch_thread`](crate::Session::set_launch_thread); `LaunchThread::cubecl`
+//! (Burn 0.21: `Session::set_launch_thread`; `LaunchThread::cubecl`
 //! reads CubeCL's `memory_usage`). CubeCL keeps one memory pool per stream (per thread that
 //! runs ops): a step's reading adds up the pools of the thread that gave the session its launch
 //! thread and, once steps run there, of the launch thread. Host memory per op needs the
@@ -31,21 +31,28 @@ use crate::context::memory as context_memory;
 use crate::sinks::stats::{self, bytes_text};
 use crate::sinks::trace;
 
-pub(crate) use oom::{install_out_of_memory_context, limit_text, remember};
+#[doc(hidden)]
+pub use oom::{install_out_of_memory_context, limit_text, remember};
 
 /// Memory at the end of one measured step.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct StepSample {
-    pub(crate) step: usize,
-    pub(crate) host_rss_bytes: u64,
-    pub(crate) host_in_use_bytes: Option<u64>,
+#[doc(hidden)]
+pub struct StepSample {
+    #[doc(hidden)]
+    pub step: usize,
+    #[doc(hidden)]
+    pub host_rss_bytes: u64,
+    #[doc(hidden)]
+    pub host_in_use_bytes: Option<u64>,
     /// Each device's memory, in the order of the session's launch threads.
-    pub(crate) devices: Vec<(String, DeviceMemory)>,
+    #[doc(hidden)]
+    pub devices: Vec<(String, DeviceMemory)>,
 }
 
 /// The per-step series of a run.
 #[derive(Debug, Default)]
-pub(crate) struct MemorySteps {
+#[doc(hidden)]
+pub struct MemorySteps {
     samples: Vec<StepSample>,
 }
 
@@ -102,7 +109,8 @@ pub struct MemoryRun {
 
 impl MemorySteps {
     /// Records a step's sample, and its counters on the timeline.
-    pub(crate) fn record(&mut self, sample: StepSample) {
+    #[doc(hidden)]
+    pub fn record(&mut self, sample: StepSample) {
         let now = crate::context::clock::now();
         trace::record_counter(
             "host memory",
@@ -126,12 +134,20 @@ impl MemorySteps {
     }
 
     /// Steps sampled.
-    pub(crate) fn len(&self) -> usize {
+    #[doc(hidden)]
+    pub fn len(&self) -> usize {
         self.samples.len()
     }
 
+    /// Whether no step was sampled.
+    #[doc(hidden)]
+    pub fn is_empty(&self) -> bool {
+        self.samples.is_empty()
+    }
+
     /// The run's memory for `run.json`; per-op parts from the statistics when `per_op`.
-    pub(crate) fn summary(&self, per_op: bool) -> MemoryRun {
+    #[doc(hidden)]
+    pub fn summary(&self, per_op: bool) -> MemoryRun {
         let steps = self.samples.iter().map(|s| s.step).collect();
         let rss: Vec<u64> = self.samples.iter().map(|s| s.host_rss_bytes).collect();
         let host_in_use: Option<Vec<u64>> =
@@ -302,7 +318,8 @@ fn op_peak_text(peak: &MemoryPeak) -> String {
 
 /// The program's host memory now: resident size, and the tracking allocator's bytes in use,
 /// less what the timeline holds (the profiler's own memory, which grows with every event).
-pub(crate) fn host_now() -> (u64, Option<u64>) {
+#[doc(hidden)]
+pub fn host_now() -> (u64, Option<u64>) {
     let profiler = trace::retained_bytes();
     (
         crate::host::rss_bytes()
@@ -313,7 +330,8 @@ pub(crate) fn host_now() -> (u64, Option<u64>) {
 }
 
 /// Publishes the step ops run in now (for peaks and out-of-memory messages).
-pub(crate) fn set_step(step: usize) {
+#[doc(hidden)]
+pub fn set_step(step: usize) {
     context_memory::set_step(step);
 }
 

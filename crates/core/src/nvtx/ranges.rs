@@ -14,11 +14,12 @@ use crate::device_sync::DeviceSync;
 /// How user ranges behave once enabled; see [`enable`].
 ///
 /// ```
-/// use burn::backend::NdArray;
+/// # use burn_profiled_core as burn_profiled;
 /// use burn_profiled::DeviceSync;
 /// use burn_profiled::nvtx::RangeConfig;
 ///
-/// let device = DeviceSync::new::<NdArray>(Default::default());
+/// // Burn 0.21: `DeviceSync::new::<B>(device)`.
+/// let device = DeviceSync::custom("my device", || { /* wait for it */ });
 /// let config = RangeConfig::new()
 ///     .sync_on_push(device.clone())
 ///     .sync_on_pop(device)
@@ -38,22 +39,24 @@ impl RangeConfig {
     }
 
     /// Sync this device before each push, so work queued before the range stays outside it.
-    pub fn sync_on_push(mut self, device: DeviceSync) -> Self {
-        self.sync_on_push = Some(device);
+    pub fn sync_on_push(mut self, device: impl Into<DeviceSync>) -> Self {
+        self.sync_on_push = Some(device.into());
         self
     }
 
     /// Sync this device before each pop, so work queued inside the range lands inside it.
-    pub fn sync_on_pop(mut self, device: DeviceSync) -> Self {
-        self.sync_on_pop = Some(device);
+    pub fn sync_on_pop(mut self, device: impl Into<DeviceSync>) -> Self {
+        self.sync_on_pop = Some(device.into());
         self
     }
 
-    pub(crate) fn sync_on_push_device(&self) -> Option<&DeviceSync> {
+    #[doc(hidden)]
+    pub fn sync_on_push_device(&self) -> Option<&DeviceSync> {
         self.sync_on_push.as_ref()
     }
 
-    pub(crate) fn sync_on_pop_device(&self) -> Option<&DeviceSync> {
+    #[doc(hidden)]
+    pub fn sync_on_pop_device(&self) -> Option<&DeviceSync> {
         self.sync_on_pop.as_ref()
     }
 
@@ -86,7 +89,8 @@ pub fn is_enabled() -> bool {
     CONFIG.get().is_some()
 }
 
-pub(crate) fn config() -> Option<&'static RangeConfig> {
+#[doc(hidden)]
+pub fn config() -> Option<&'static RangeConfig> {
     CONFIG.get()
 }
 
@@ -194,6 +198,7 @@ impl Drop for RangeGuard {
 /// Opens a range that closes when the returned guard is dropped.
 ///
 /// ```
+/// # use burn_profiled_core as burn_profiled;
 /// use burn_profiled::nvtx;
 ///
 /// {
@@ -234,6 +239,7 @@ fn guard(config: &RangeConfig, label: Label) -> RangeGuard {
 /// Runs `work` inside a range named `label` and returns its result.
 ///
 /// ```
+/// # use burn_profiled_core as burn_profiled;
 /// use burn_profiled::nvtx;
 ///
 /// let loss = nvtx::scope("loss", || 0.25);

@@ -19,11 +19,14 @@
 use serde::Serialize;
 
 /// Steps needed before a verdict: fewer say nothing.
-pub(crate) const MIN_STEPS: usize = 5;
+#[doc(hidden)]
+pub const MIN_STEPS: usize = 5;
 /// The noise floor per step of a device's memory in use.
-pub(crate) const COUNTED_FLOOR: f64 = 1024.0;
+#[doc(hidden)]
+pub const COUNTED_FLOOR: f64 = 1024.0;
 /// The noise floor per step of the host's memory, counted or resident.
-pub(crate) const HOST_FLOOR: f64 = 64.0 * 1024.0;
+#[doc(hidden)]
+pub const HOST_FLOOR: f64 = 64.0 * 1024.0;
 /// Points kept of a long series: the slope's cost is quadratic in them.
 const MAX_POINTS: usize = 256;
 
@@ -48,7 +51,8 @@ pub struct Growth {
 
 /// The verdict on `series` (memory in use at the end of each measured step) of `memory`,
 /// with `floor` bytes per step of noise; `None` with fewer than [`MIN_STEPS`] steps.
-pub(crate) fn detect(memory: &str, series: &[u64], floor: f64) -> Option<Growth> {
+#[doc(hidden)]
+pub fn detect(memory: &str, series: &[u64], floor: f64) -> Option<Growth> {
     let (first, last) = (*series.first()?, *series.last()?);
     if series.len() < MIN_STEPS {
         return None;

@@ -12,6 +12,7 @@ use super::ffi;
 /// A name registered in NVTX's default domain; 0 (inert) when no NVTX tool is attached.
 ///
 /// ```
+/// # use burn_profiled_core as burn_profiled;
 /// use burn_profiled::nvtx::{register_string, Handle};
 ///
 /// let step = register_string("inner step");   // once, outside the loop

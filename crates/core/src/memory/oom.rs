@@ -16,7 +16,8 @@ static LAST_SAMPLE: Mutex<Option<StepSample>> = Mutex::new(None);
 static INSTALL: Once = Once::new();
 
 /// Installs the panic hook, once per process, in front of the hook installed before it.
-pub(crate) fn install_out_of_memory_context() {
+#[doc(hidden)]
+pub fn install_out_of_memory_context() {
     INSTALL.call_once(|| {
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
@@ -34,13 +35,15 @@ pub(crate) fn install_out_of_memory_context() {
 }
 
 /// Keeps the last step's sample for the message.
-pub(crate) fn remember(sample: &StepSample) {
+#[doc(hidden)]
+pub fn remember(sample: &StepSample) {
     *LAST_SAMPLE.lock().unwrap_or_else(PoisonError::into_inner) = Some(sample.clone());
 }
 
 /// Whether a panic message says memory ran out (CubeCL's `OutOfMemory`, wgpu's and CUDA's
 /// allocation failures, an allocator's refusal).
-pub(crate) fn is_out_of_memory(message: &str) -> bool {
+#[doc(hidden)]
+pub fn is_out_of_memory(message: &str) -> bool {
     let message = message.to_ascii_lowercase();
     [
         "out of memory",
@@ -56,7 +59,8 @@ pub(crate) fn is_out_of_memory(message: &str) -> bool {
 }
 
 /// What the user reads first when an op runs out of memory.
-pub(crate) fn context_text() -> String {
+#[doc(hidden)]
+pub fn context_text() -> String {
     let step = context_memory::step();
     let mut text = match crate::probe::running_op() {
         Some((op, phase, shapes, _device)) => {
@@ -74,7 +78,8 @@ pub(crate) fn context_text() -> String {
 
 /// Why a memory limit stopped the run, as the first lines the user reads: the guard's message,
 /// then the memory at the end of the step (the last sample) and what its ops allocated most.
-pub(crate) fn limit_text(exceeded: &crate::host::MemoryLimitExceeded) -> String {
+#[doc(hidden)]
+pub fn limit_text(exceeded: &crate::host::MemoryLimitExceeded) -> String {
     let step = context_memory::step();
     let state = memory_state(step);
     match state.strip_prefix("; ") {

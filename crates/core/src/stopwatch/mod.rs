@@ -7,6 +7,7 @@
 //!
 //! ```
 //! use std::num::NonZeroUsize;
+//! # use burn_profiled_core as burn_profiled;
 //! use burn_profiled::stopwatch::{self, StopwatchConfig};
 //!
 //! stopwatch::enable(StopwatchConfig::new(2, NonZeroUsize::new(10)));

@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 /// Anything that takes a label takes `&str` or `String` too:
 ///
 /// ```
+/// # use burn_profiled_core as burn_profiled;
 /// use burn_profiled::nvtx::{Color, Label};
 ///
 /// let plain: Label = "forward".into();
@@ -52,26 +53,30 @@ impl Label {
         &self.text
     }
 
-    pub(crate) fn with_registered(mut self, domain_key: u64, handle: u64) -> Self {
+    #[doc(hidden)]
+    pub fn with_registered(mut self, domain_key: u64, handle: u64) -> Self {
         self.registered = (handle != 0).then_some((domain_key, handle));
         self
     }
 
     /// The registered string to send instead of the text, if it belongs to this domain.
     #[cfg_attr(not(feature = "nvtx"), allow(dead_code))]
-    pub(crate) fn registered_in(&self, domain_key: u64) -> Option<u64> {
+    #[doc(hidden)]
+    pub fn registered_in(&self, domain_key: u64) -> Option<u64> {
         self.registered
             .filter(|(key, _)| *key == domain_key)
             .map(|(_, handle)| handle)
     }
 
     #[cfg_attr(not(feature = "nvtx"), allow(dead_code))]
-    pub(crate) fn color_value(&self) -> Option<Color> {
+    #[doc(hidden)]
+    pub fn color_value(&self) -> Option<Color> {
         self.color
     }
 
     #[cfg_attr(not(feature = "nvtx"), allow(dead_code))]
-    pub(crate) fn category_id(&self) -> u32 {
+    #[doc(hidden)]
+    pub fn category_id(&self) -> u32 {
         self.category.map_or(0, |c| c.0)
     }
 }
@@ -132,7 +137,8 @@ impl Category {
     }
 
     /// A new category's id, process-wide (named in NVTX by `domain.rs`).
-    pub(crate) fn next() -> Category {
+    #[doc(hidden)]
+    pub fn next() -> Category {
         static NEXT: AtomicU32 = AtomicU32::new(1);
         Category(NEXT.fetch_add(1, Ordering::Relaxed))
     }

@@ -10,14 +10,15 @@ use crate::host::CpuMeter;
 /// How a [`Stopwatch`] measures; see [`Stopwatch::new`].
 ///
 /// ```
+/// # use burn_profiled_core as burn_profiled;
 /// use std::num::NonZeroUsize;
-/// use burn::backend::NdArray;
 /// use burn_profiled::DeviceSync;
 /// use burn_profiled::stopwatch::StopwatchConfig;
 ///
-/// // 5 warm-up iterations, a report every 10 measured ones, device synced at each timestamp.
+/// // 5 warm-up iterations, a report every 10 measured ones, device synced at each timestamp
+/// // (Burn 0.21: `DeviceSync::new::<B>(device)`).
 /// let config = StopwatchConfig::new(5, NonZeroUsize::new(10))
-///     .sync(DeviceSync::new::<NdArray>(Default::default()));
+///     .sync(DeviceSync::custom("my device", || { /* wait for it */ }));
 /// ```
 pub struct StopwatchConfig {
     num_warmup_iters: usize,
@@ -46,8 +47,8 @@ impl StopwatchConfig {
 
     /// Sync this device before every timestamp of a repeated measurement, so queued device work
     /// lands inside the measurement it was issued in (the original's `do_cuda_sync`).
-    pub fn sync(mut self, device: DeviceSync) -> Self {
-        self.sync = Some(device);
+    pub fn sync(mut self, device: impl Into<DeviceSync>) -> Self {
+        self.sync = Some(device.into());
         self
     }
 
@@ -212,7 +213,8 @@ impl Stopwatch {
     /// The first half of [`start_meas`](Self::start_meas): creates the entry; when the start
     /// is timed, the device to sync before the timestamp. The process-wide stopwatch syncs
     /// between the halves without holding its lock.
-    pub(crate) fn begin_start(&mut self, name: &str) -> Option<Option<DeviceSync>> {
+    #[doc(hidden)]
+    pub fn begin_start(&mut self, name: &str) -> Option<Option<DeviceSync>> {
         if self.entry(name).is_none() {
             self.times.push((name.to_owned(), Accumulator::default()));
         }
@@ -220,7 +222,8 @@ impl Stopwatch {
     }
 
     /// The second half of [`start_meas`](Self::start_meas): the timestamp.
-    pub(crate) fn start_now(&mut self, name: &str) {
+    #[doc(hidden)]
+    pub fn start_now(&mut self, name: &str) {
         let now = (self.config.clock)();
         if let Some(acc) = self.entry(name) {
             acc.start(now);
@@ -252,7 +255,8 @@ impl Stopwatch {
     ///
     /// # Panics
     /// If `name` was never started.
-    pub(crate) fn begin_end(&mut self, name: &str) -> Option<Option<DeviceSync>> {
+    #[doc(hidden)]
+    pub fn begin_end(&mut self, name: &str) -> Option<Option<DeviceSync>> {
         assert!(
             self.entry(name).is_some(),
             "Entry `{name}` not present, cannot end measurment"
@@ -264,7 +268,8 @@ impl Stopwatch {
     ///
     /// # Panics
     /// If `name` is not running.
-    pub(crate) fn end_now(&mut self, name: &str) {
+    #[doc(hidden)]
+    pub fn end_now(&mut self, name: &str) {
         let now = (self.config.clock)();
         let Some(acc) = self.entry(name) else { return };
         let start = acc.start;
