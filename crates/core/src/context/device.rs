@@ -26,6 +26,7 @@ thread_local! {
 }
 
 /// The id of the device `key` (at least 1); `name` gives its text the first time it is seen.
+#[inline]
 pub fn id(key: DeviceKey, name: impl FnOnce() -> String) -> u32 {
     if let Some((last, id)) = LAST.get()
         && last == key

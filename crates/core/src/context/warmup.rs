@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 static IN_WARMUP: AtomicBool = AtomicBool::new(false);
 
 /// True while the process-wide stopwatch is enabled and in warm-up.
+#[inline]
 pub fn in_warmup() -> bool {
     IN_WARMUP.load(Ordering::Relaxed)
 }
