@@ -37,48 +37,11 @@ use crate::sinks::{device_time, op_ranges, stats, trace};
 
 pub use crate::context::op::Op;
 pub use crate::sinks::observers::{Observing, OpObserver, observe};
-pub use burn_profiled_core::probe::flush_device_time;
+pub use burn_profiled_core::probe::{
+    flush_device_time, op_ranges, op_sync, set_op_ranges, set_op_sync,
+};
 
 use burn_profiled_core::probe as core_probe;
-
-/// Switches NVTX op ranges on or off, at any time (for example after warm-up).
-///
-/// While on, every op of every `Profiled` backend pushes a range in the NVTX domain `burn` whose
-/// message is the op's name, registered once per op. An op that is running when the switch
-/// flips still pops the range it pushed.
-///
-/// Ranges need an NVTX tool to go to (Nsight Systems, the NVTX recorder): without one attached
-/// to the process, or without the `nvtx` cargo feature, this only records the setting and ops
-/// do nothing for it, so the `profile` preset left on outside `nsys` costs no more than its
-/// other parts. In particular ops queue nothing on an attached launch thread for their ranges.
-pub fn set_op_ranges(on: bool) {
-    if on {
-        switches::set_nvtx_tool(op_ranges::reach_a_tool());
-    }
-    switches::set(RANGES, on);
-}
-
-/// Whether NVTX op ranges are on (switched on, whether or not an NVTX tool takes them).
-pub fn op_ranges() -> bool {
-    switches::requested(RANGES)
-}
-
-/// Switches per-op device sync on or off.
-///
-/// While on, each op syncs its device (`B::sync`) before its range is pushed and again before
-/// it is popped, so asynchronous GPU work lands inside the op's own range and an observer's
-/// timing of the op covers its device time. This serialises the device and costs a full sync
-/// per op: use it to attribute time, not to measure throughput. Ops whose device cannot be
-/// known from their arguments (transactions) are not synced; reads are, on their tensor's
-/// device.
-pub fn set_op_sync(on: bool) {
-    switches::set(SYNC, on);
-}
-
-/// Whether per-op device sync is on.
-pub fn op_sync() -> bool {
-    switches::is_on(SYNC)
-}
 
 thread_local! {
     /// Whether this thread is evaluating an op's device for the probe.

@@ -21,22 +21,16 @@
 //! ```
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
 
 use burn_backend::Backend;
-use serde::Serialize;
+use burn_profiled_core::recorder::{RunIdentity, RunRecorder};
+
+pub use burn_profiled_core::formats::RUN_FORMAT_VERSION;
+pub use burn_profiled_core::recorder::{DeviceTimeRun, RunSummary};
 
 use crate::config::RuntimeConfig;
-use crate::context::clock;
-use crate::device_time::{self, DeviceTimeSummary};
-use crate::host::{MemoryGuard, MemoryLimitExceeded};
-use crate::memory::{self, MemoryRun, MemorySteps, StepSample};
-use crate::nvtx::{self, RangeConfig};
-use crate::stopwatch::{self, StopwatchConfig};
-use crate::{AttachedLaunchThread, DeviceSync, LaunchThread, probe, stats, trace};
-
-/// Steps between two collections of device time.
-const DEVICE_TIME_EVERY: usize = 20;
+use crate::host::MemoryLimitExceeded;
+use crate::{AttachedLaunchThread, DeviceSync, LaunchThread, trace};
 
 /// The Burn version this crate is built against (pinned in its Cargo.toml).
 pub const BURN_VERSION: &str = "0.21.0";
@@ -44,110 +38,12 @@ pub const BURN_VERSION: &str = "0.21.0";
 /// A run under a [`RuntimeConfig`]: tools enabled at the start, per-op tools switched on when
 /// warm-up ends, artefacts written at the end.
 pub struct Session {
-    config: RuntimeConfig,
-    out_dir: PathBuf,
-    backend: String,
-    device: String,
-    started: Instant,
-    /// When the last step ended (the start for the first), on the shared clock (the timeline's
-    /// `ProfilerStep` spans are on it), and the measured steps' times.
-    step_ended: Duration,
-    step_seconds: Vec<f64>,
-    steps: usize,
-    warmup_done: bool,
-    memory_guard: Option<MemoryGuard>,
+    /// What every edition's session records: tools, steps, memory, the run directory.
+    recorder: RunRecorder,
     /// The launch threads of the session's devices, the first one's first.
     launch_threads: Vec<LaunchThread>,
     /// Keeps `launch_threads` attached while the session lives.
     attached: Vec<AttachedLaunchThread>,
-    /// The session's device, synced before device time is collected.
-    sync: DeviceSync,
-    /// Whether device time is being recorded.
-    device_time: bool,
-    /// The per-step memory series, with `[memory] per_step`.
-    memory_steps: Option<MemorySteps>,
-    /// The memory limit's message, once one stopped the run (printed once).
-    stopped_by: Option<String>,
-}
-
-/// The version of the format of `run.json` (and `ops.json`) this crate writes; readers refuse
-/// versions they do not know. A change to either file's format (`tests/golden/`) is a new one.
-pub const RUN_FORMAT_VERSION: u32 = stats::FORMAT_VERSION;
-
-/// What [`Session::finish`] wrote, for `run.json` and the caller.
-#[derive(Debug, Clone, Serialize)]
-pub struct RunSummary {
-    /// [`RUN_FORMAT_VERSION`].
-    pub format_version: u32,
-    /// The configuration the run used.
-    pub config: RuntimeConfig,
-    /// This crate's version.
-    pub crate_version: &'static str,
-    /// Burn's version.
-    pub burn_version: &'static str,
-    /// `B::name(device)`.
-    pub backend: String,
-    /// The device, as `Debug` prints it.
-    pub device: String,
-    /// Iterations finished.
-    pub steps: usize,
-    /// Iterations after warm-up.
-    pub measured_steps: usize,
-    /// Wall time from `start` to `finish`, in seconds.
-    pub wall_seconds: f64,
-    /// Each measured step's time, in seconds: from the end of the step before (at
-    /// `finish_iter`) to its own end.
-    pub step_seconds: Vec<f64>,
-    /// The stopwatch report, if the stopwatch ran.
-    pub stopwatch: Option<stopwatch::Report>,
-    /// Device time, if it was recorded (`[stats] device_time`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub device_time: Option<DeviceTimeRun>,
-    /// Memory per step, its peaks and growth (`[memory] per_step`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub memory: Option<MemoryRun>,
-    /// The message of the memory limit that stopped the run, if one did: a program should
-    /// exit with a failure code then (the examples exit with 3).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub stopped_by: Option<String>,
-    /// Files written.
-    pub files: Vec<PathBuf>,
-}
-
-/// The device time of a run, in `run.json`.
-#[derive(Debug, Clone, Serialize)]
-pub struct DeviceTimeRun {
-    /// Kernels matched to the op that launched them.
-    pub kernels: u64,
-    /// Their device time, in ns.
-    pub device_ns: u64,
-    /// Device time per measured step, in seconds.
-    pub seconds_per_step: Option<f64>,
-    /// Kernels launched under no op, and their device time.
-    #[serde(flatten)]
-    pub unattributed: DeviceTimeSummary,
-}
-
-/// The line a session ends with when it recorded device time: how many kernels were
-/// attributed, and what CUPTI reported of itself.
-fn device_time_line(kernels: u64, summary: &DeviceTimeSummary) -> String {
-    let all = kernels + summary.unattributed_kernels;
-    let mut line = format!(
-        "device time: {kernels} of {all} kernels attributed to their op ({:.2}%); CUPTI: \
-         {} API calls tagged, {} kernels without an end, {} records dropped, {} tag errors",
-        100.0 * kernels as f64 / all.max(1) as f64,
-        summary.tagged_api_calls,
-        summary.incomplete_kernels,
-        summary.dropped_records,
-        summary.tag_errors,
-    );
-    if all > 0 && summary.tagged_api_calls == 0 {
-        line.push_str(
-            "\nburn-profiled: no kernel launch was made under an op on the thread that launched \
-             it: run the steps on the launch thread (`Session::set_launch_thread`)",
-        );
-    }
-    line
 }
 
 impl Session {
@@ -190,107 +86,50 @@ impl Session {
                 .for_each(|device| crate::fused::share_device_if_cubecl(device));
         }
         let sync = DeviceSync::all::<B>(devices);
-        let session_sync = sync.clone();
         trace::set_process_devices(devices.iter().map(|d| format!("{d:?}")).collect());
-        if config.stopwatch.enabled {
-            let mut stopwatch_config =
-                StopwatchConfig::new(config.stopwatch.warmup_iters, config.stopwatch.print_every);
-            if config.stopwatch.sync {
-                stopwatch_config = stopwatch_config.sync(sync.clone());
-            }
-            stopwatch::enable(stopwatch_config);
-            if let Some(name) = &config.stopwatch.cpu_usage_name {
-                // A fresh stopwatch has measured nothing: selecting a name cannot fail.
-                let _ = stopwatch::set_cpu_usage_meas_name(name);
-            }
-            stopwatch::start_one_time_measurement("complete run");
-        }
-        if config.nvtx.user_ranges {
-            let mut ranges =
-                RangeConfig::new().keep_track_of_range_order(config.nvtx.keep_track_of_range_order);
-            if config.nvtx.sync_on_push {
-                ranges = ranges.sync_on_push(sync.clone());
-            }
-            if config.nvtx.sync_on_pop {
-                ranges = ranges.sync_on_pop(sync);
-            }
-            nvtx::enable(ranges);
-        }
         if let Some(note) = registration_times_note(&B::name(device)) {
             eprintln!("{note}");
         }
-        // Op ranges look for a tool when switched on; only they do, as looking registers the
-        // domain `burn` in the tool.
-        if config.nvtx.op_ranges
-            && let Some(note) = no_nvtx_tool_note(crate::sinks::op_ranges::reach_a_tool())
-        {
-            eprintln!("{note}");
-        }
         let out_dir: PathBuf = out_dir.into();
-        if config.dump.enabled {
-            crate::dump::global::enable(
-                config
-                    .dump
-                    .dir
-                    .clone()
-                    .unwrap_or_else(|| out_dir.join("dumps")),
-            );
-            if config.dump.compare {
+        let dump = config.dump.clone();
+        let identity = RunIdentity {
+            crate_version: env!("CARGO_PKG_VERSION"),
+            burn_version: BURN_VERSION,
+            backend: B::name(device),
+            device: sync.devices().to_owned(),
+        };
+        let recorder = RunRecorder::start(config, identity, sync.into(), out_dir.clone());
+        if dump.enabled {
+            crate::dump::global::enable(dump.dir.unwrap_or_else(|| out_dir.join("dumps")));
+            if dump.compare {
                 crate::dump::global::set_dump_is_compare(crate::dump::CompareSettings::default());
             }
         }
-        let mut session = Session {
-            memory_guard: config
-                .host
-                .memory_limit_mib
-                .map(|mib| MemoryGuard::new(mib.saturating_mul(1 << 20))),
-            backend: B::name(device),
-            device: session_sync.devices().to_owned(),
-            config,
-            out_dir,
-            started: Instant::now(),
-            step_ended: clock::now(),
-            step_seconds: Vec::new(),
-            steps: 0,
-            warmup_done: false,
+        Session {
+            recorder,
             launch_threads: Vec::new(),
             attached: Vec::new(),
-            sync: session_sync,
-            device_time: false,
-            memory_steps: None,
-            stopped_by: None,
-        };
-        let memory_config = &session.config.memory;
-        if memory_config.per_step || memory_config.per_op {
-            memory::install_out_of_memory_context();
         }
-        if memory_config.per_step {
-            session.memory_steps = Some(MemorySteps::default());
-        }
-        if session.config.stopwatch.warmup_iters == 0 {
-            session.end_warmup();
-        }
-        session
     }
 
     /// The configuration.
     pub fn config(&self) -> &RuntimeConfig {
-        &self.config
+        self.recorder.config()
     }
 
     /// Where artefacts go.
     pub fn out_dir(&self) -> &Path {
-        &self.out_dir
+        self.recorder.out_dir()
     }
 
     /// Iterations finished so far.
     pub fn steps(&self) -> usize {
-        self.steps
+        self.recorder.steps()
     }
 
     /// Whether warm-up is over (per-op tools recording).
     pub fn warmup_done(&self) -> bool {
-        self.warmup_done
+        self.recorder.warmup_done()
     }
 
     /// Gives the session the thread its device's kernels are launched on (for CubeCL backends,
@@ -346,38 +185,12 @@ impl Session {
     /// [`set_launch_thread`](Session::set_launch_thread)).
     pub fn run_step<T: Send>(&self, step: impl FnOnce() -> T + Send) -> T {
         match self.launch_threads.as_slice() {
-            [launch] if self.config.nvtx.steps_on_launch_thread && launch.runs_steps() => {
+            [launch]
+                if self.recorder.config().nvtx.steps_on_launch_thread && launch.runs_steps() =>
+            {
                 launch.run(step)
             }
             _ => step(),
-        }
-    }
-
-    fn end_warmup(&mut self) {
-        self.warmup_done = true;
-        let config = &self.config;
-        probe::set_op_sync(config.nvtx.per_op_sync);
-        probe::set_op_ranges(config.nvtx.op_ranges);
-
-        if config.stats.enabled {
-            stats::start(stats::StatsConfig {
-                by_shapes: config.stats.by_shapes,
-                memory: config.memory.per_op,
-            });
-        }
-        if config.stats.device_time {
-            match device_time::start() {
-                Ok(()) => self.device_time = true,
-                Err(why) => eprintln!("burn-profiled: {why}; the op table has host times only"),
-            }
-        }
-        if config.trace.enabled {
-            trace::start(trace::TraceConfig {
-                max_events: config.trace.max_events,
-            });
-        }
-        if config.capture.after_warmup {
-            nvtx::start_capture();
         }
     }
 
@@ -389,78 +202,13 @@ impl Session {
     /// Past a memory limit it returns the guard's error, having printed it on stderr (once):
     /// stop the run, and exit with a failure code.
     pub fn finish_iter(&mut self) -> Result<(), MemoryLimitExceeded> {
-        stopwatch::finish_iter();
-        let now = clock::now();
-        if self.warmup_done {
-            self.step_seconds
-                .push(now.saturating_sub(self.step_ended).as_secs_f64());
-            trace::record_step(self.steps, self.step_ended, now);
-        }
-        self.step_ended = now;
-        self.steps += 1;
-        if self.device_time && self.steps.is_multiple_of(DEVICE_TIME_EVERY) {
-            // Keeps what CUPTI and the matching hold bounded over long runs. After a sync, as
-            // CUPTI holds back a buffer while a kernel in it runs, unless forced, and a forced
-            // flush hands a running kernel over without its end.
-            self.sync.sync();
-            probe::flush_device_time();
-        }
-        let measured = self.warmup_done;
-        if !self.warmup_done && self.steps >= self.config.stopwatch.warmup_iters {
-            self.end_warmup();
-        }
-        let device_limit = self.config.memory.device_limit_mib;
-        let sample = (measured && self.memory_steps.is_some() || device_limit.is_some())
-            .then(|| self.memory_sample());
-        if let Some(sample) = &sample {
-            memory::remember(sample);
-        }
-        let host = self
-            .memory_guard
-            .as_ref()
-            .and_then(|guard| guard.check().err());
-        let exceeded = host.or_else(|| {
-            let (limit, sample) = (device_limit?, sample.as_ref()?);
-            sample
-                .devices
-                .iter()
-                .find(|(_, memory)| memory.reserved_bytes > limit.get() << 20)
-                .map(|(device, memory)| MemoryLimitExceeded {
-                    memory: device.clone(),
-                    used_mib: memory.reserved_bytes >> 20,
-                    limit_mib: limit.get(),
-                })
-        });
-        if let (Some(steps), Some(sample), true) = (&mut self.memory_steps, sample, measured) {
-            steps.record(sample);
-        }
-        if let Some(exceeded) = &exceeded
-            && self.stopped_by.is_none()
-        {
-            // The step's allocations are still the current step's.
-            eprintln!("{}", memory::limit_text(exceeded));
-            self.stopped_by = Some(exceeded.to_string());
-        }
-        memory::set_step(self.steps);
-        match exceeded {
-            Some(exceeded) => Err(exceeded),
-            None => Ok(()),
-        }
-    }
-
-    /// The memory now, at the end of step `steps - 1`.
-    fn memory_sample(&self) -> StepSample {
-        let (host_rss_bytes, host_in_use_bytes) = memory::host_now();
-        StepSample {
-            step: self.steps - 1,
-            host_rss_bytes,
-            host_in_use_bytes,
-            devices: self
-                .launch_threads
+        let launch_threads = &self.launch_threads;
+        self.recorder.finish_iter(|| {
+            launch_threads
                 .iter()
                 .filter_map(|launch| Some((launch.device_name().to_owned(), launch.memory()?)))
-                .collect(),
-        }
+                .collect()
+        })
     }
 
     /// Stops the per-op tools, prints the stopwatch report and the op table, and writes
@@ -471,124 +219,15 @@ impl Session {
         // What is still queued ends inside the capture and while device time records: the
         // device's work, then what the ops queued on the launch threads after it, such as the
         // closing sync's range and tag (detaching waits for them).
-        self.sync.sync();
+        self.recorder.sync().sync();
         drop(std::mem::take(&mut self.attached));
-        let device_time = self.device_time.then(|| {
-            let summary = device_time::stop();
-            probe::flush_device_time();
-            summary
+        let dump = &self.recorder.config().dump;
+        let dumps = (dump.enabled && crate::dump::global::dump_count() > 0).then(|| {
+            dump.dir
+                .clone()
+                .unwrap_or_else(|| self.recorder.out_dir().join("dumps"))
         });
-        let config = &self.config;
-        nvtx::stop_capture();
-        probe::set_op_ranges(false);
-        probe::set_op_sync(false);
-        stats::stop();
-        trace::stop();
-        if config.stopwatch.enabled {
-            stopwatch::end_one_time_measurement("complete run");
-        }
-        std::fs::create_dir_all(&self.out_dir)?;
-        let mut files = Vec::new();
-        let report = stopwatch::report();
-        if let Some(report) = &report {
-            println!("{report}");
-        }
-        if config.stats.enabled {
-            let snapshot = stats::snapshot();
-            // Tables printed: by phase, and by device with several; by shapes only written
-            // (one row per op and shapes is too long to read on a terminal).
-            let by_device = (snapshot.devices().len() > 1).then_some((
-                stats::GroupBy::OpAndDevice,
-                "ops_by_device.json",
-                true,
-            ));
-            let by_shapes = config.stats.by_shapes.then_some((
-                stats::GroupBy::OpAndShapes,
-                "ops_by_shapes.json",
-                false,
-            ));
-            for (group, file, print) in [(stats::GroupBy::OpAndPhase, "ops.json", true)]
-                .into_iter()
-                .chain(by_device)
-                .chain(by_shapes)
-            {
-                if print {
-                    let rows = match config.stats.table_rows {
-                        0 => usize::MAX,
-                        rows => rows,
-                    };
-                    println!("{}", snapshot.table_top(group, rows, file));
-                }
-                let path = self.out_dir.join(file);
-                crate::files::write_atomically(&path, &[snapshot.to_json(group).as_bytes()])?;
-                files.push(path);
-            }
-        }
-        if config.trace.enabled {
-            let path = self.out_dir.join("trace.json");
-            trace::write(&path)?;
-            files.push(path);
-        }
-        if config.dump.enabled && crate::dump::global::dump_count() > 0 {
-            files.push(
-                config
-                    .dump
-                    .dir
-                    .clone()
-                    .unwrap_or_else(|| self.out_dir.join("dumps")),
-            );
-        }
-        let measured_steps = self.steps.saturating_sub(config.stopwatch.warmup_iters);
-        let device_time = device_time.map(|unattributed| {
-            let (kernels, device) = stats::snapshot().device_totals().unwrap_or_default();
-            println!("{}", device_time_line(kernels, &unattributed));
-            DeviceTimeRun {
-                kernels,
-                device_ns: device.as_nanos() as u64,
-                seconds_per_step: (measured_steps > 0)
-                    .then(|| device.as_secs_f64() / measured_steps as f64),
-                unattributed,
-            }
-        });
-        let memory = self.memory_steps.as_ref().map(|steps| {
-            let run = steps.summary(config.memory.per_op);
-            if !steps.is_empty() {
-                println!("{}", run.closing_lines());
-            }
-            for warning in run.growth_warnings(measured_steps) {
-                eprintln!("{warning}");
-            }
-            run
-        });
-        let path = self.out_dir.join("run.json");
-        files.push(path.clone());
-        let report_html = config.report.html.then(|| self.out_dir.join("report.html"));
-        files.extend(report_html.clone());
-        let summary = RunSummary {
-            format_version: RUN_FORMAT_VERSION,
-            config: self.config.clone(),
-            crate_version: env!("CARGO_PKG_VERSION"),
-            burn_version: BURN_VERSION,
-            backend: self.backend.clone(),
-            device: self.device.clone(),
-            steps: self.steps,
-            measured_steps,
-            wall_seconds: self.started.elapsed().as_secs_f64(),
-            step_seconds: self.step_seconds.clone(),
-            stopwatch: report,
-            device_time,
-            memory,
-            stopped_by: self.stopped_by.clone(),
-            files,
-        };
-        let json = serde_json::to_string_pretty(&summary).map_err(std::io::Error::other)?;
-        crate::files::write_atomically(&path, &[json.as_bytes()])?;
-        if let Some(report) = report_html {
-            // From the files just written, as `burn-profiled report` reads them.
-            let run = crate::runs::Run::open(&self.out_dir).map_err(std::io::Error::other)?;
-            crate::runs::report::write(&run, &report)?;
-        }
-        Ok(summary)
+        self.recorder.finish(dumps.into_iter().collect())
     }
 }
 
@@ -604,39 +243,6 @@ fn registration_times_note(backend: &str) -> Option<String> {
              Profiled inside Fusion."
         )
     })
-}
-
-/// What a session whose config asks for op ranges says at its start when nothing takes
-/// them (no NVTX tool attached, or the `nvtx` feature off): that they go nowhere, how to see
-/// them, and that the rest of the session needs no tool.
-fn no_nvtx_tool_note(tool_attached: bool) -> Option<String> {
-    let why = if !cfg!(feature = "nvtx") {
-        "this build has no `nvtx` feature, so NVTX ranges compile to nothing"
-    } else {
-        "no NVTX tool is attached to this process, so its NVTX ranges go nowhere and cost \
-         nothing; run it under `nsys profile --trace=nvtx,cuda` to see them"
-    };
-    (!tool_attached)
-        .then(|| format!("burn-profiled: {why}. The op table and trace.json need no tool."))
-}
-
-#[cfg(test)]
-mod no_nvtx_tool_note_tests {
-    use super::no_nvtx_tool_note;
-
-    #[test]
-    #[cfg(feature = "nvtx")]
-    fn op_ranges_that_reach_no_tool_are_told_with_what_to_run() {
-        assert_eq!(
-            no_nvtx_tool_note(false).as_deref(),
-            Some(
-                "burn-profiled: no NVTX tool is attached to this process, so its NVTX ranges go \
-                 nowhere and cost nothing; run it under `nsys profile --trace=nvtx,cuda` to see \
-                 them. The op table and trace.json need no tool."
-            )
-        );
-        assert_eq!(no_nvtx_tool_note(true), None, "a tool takes them");
-    }
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@
 //! | [`memory`] | where the memory goes: per step, per op and per phase, the growth warning, out-of-memory context |
 //! | [`host`] | CPU usage, resident memory and a memory guard |
 //! | [`DeviceSync`] | the device a tool syncs before a timestamp |
+//! | [`recorder`] | what every edition's session writes: `run.json` ([`RunSummary`](recorder::RunSummary)), the op tables, `trace.json`, the report |
 //! | [`runs`] | a run directory read back, its HTML report, and two runs compared (`burn-profiled diff`) |
 //!
 //! The op path's layers, for the editions: [`context`] at the bottom (what an op is, what is
@@ -37,6 +38,7 @@ pub mod formats;
 pub mod host;
 pub mod memory;
 pub mod nvtx;
+pub mod recorder;
 pub mod runs;
 pub mod shape;
 pub mod stopwatch;

@@ -1,0 +1,497 @@
+//! What every edition's session does with a [`RuntimeConfig`], from the first step to the run
+//! directory: the tools switched on at the start, the per-op tools when warm-up ends, each
+//! step's time and memory, and at the end the op tables, `trace.json`, `run.json` and the
+//! report. An edition's session adds what is Burn's own (Burn 0.21: launch threads, fused
+//! devices, dumps) around a [`RunRecorder`].
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use crate::config::RuntimeConfig;
+use crate::context::clock;
+use crate::context::memory::DeviceMemory;
+use crate::device_sync::DeviceSync;
+use crate::device_time::{self, DeviceTimeSummary};
+use crate::formats::RUN_FORMAT_VERSION;
+use crate::host::{MemoryGuard, MemoryLimitExceeded};
+use crate::memory::{self, MemoryRun, MemorySteps, StepSample};
+use crate::nvtx::{self, RangeConfig};
+use crate::stopwatch::{self, StopwatchConfig};
+use crate::{probe, stats, trace};
+
+/// Steps between two collections of device time.
+const DEVICE_TIME_EVERY: usize = 20;
+
+/// What [`RunRecorder::finish`] wrote, for `run.json` and the caller.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunSummary {
+    /// [`RUN_FORMAT_VERSION`].
+    pub format_version: u32,
+    /// The configuration the run used.
+    pub config: RuntimeConfig,
+    /// The edition's crate version.
+    pub crate_version: &'static str,
+    /// Burn's version.
+    pub burn_version: &'static str,
+    /// The backend, as Burn names it (`B::name(device)` on Burn 0.21).
+    pub backend: String,
+    /// The device, as `Debug` prints it.
+    pub device: String,
+    /// Iterations finished.
+    pub steps: usize,
+    /// Iterations after warm-up.
+    pub measured_steps: usize,
+    /// Wall time from `start` to `finish`, in seconds.
+    pub wall_seconds: f64,
+    /// Each measured step's time, in seconds: from the end of the step before (at
+    /// `finish_iter`) to its own end.
+    pub step_seconds: Vec<f64>,
+    /// The stopwatch report, if the stopwatch ran.
+    pub stopwatch: Option<stopwatch::Report>,
+    /// Device time, if it was recorded (`[stats] device_time`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_time: Option<DeviceTimeRun>,
+    /// Memory per step, its peaks and growth (`[memory] per_step`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory: Option<MemoryRun>,
+    /// The message of the memory limit that stopped the run, if one did: a program should
+    /// exit with a failure code then (the examples exit with 3).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopped_by: Option<String>,
+    /// Files written.
+    pub files: Vec<PathBuf>,
+}
+
+/// The device time of a run, in `run.json`.
+#[derive(Debug, Clone, Serialize)]
+pub struct DeviceTimeRun {
+    /// Kernels matched to the op that launched them.
+    pub kernels: u64,
+    /// Their device time, in ns.
+    pub device_ns: u64,
+    /// Device time per measured step, in seconds.
+    pub seconds_per_step: Option<f64>,
+    /// Kernels launched under no op, and their device time.
+    #[serde(flatten)]
+    pub unattributed: DeviceTimeSummary,
+}
+
+/// What `run.json` says the run was: the edition, its Burn, the backend and the device.
+#[doc(hidden)]
+#[derive(Debug, Clone)]
+pub struct RunIdentity {
+    /// The edition's crate version.
+    pub crate_version: &'static str,
+    /// The Burn version the edition is built against.
+    pub burn_version: &'static str,
+    /// The backend, as Burn names it.
+    pub backend: String,
+    /// The devices, as `Debug` prints them.
+    pub device: String,
+}
+
+/// A run under a [`RuntimeConfig`], as every edition's session records it.
+#[doc(hidden)]
+pub struct RunRecorder {
+    config: RuntimeConfig,
+    out_dir: PathBuf,
+    identity: RunIdentity,
+    started: Instant,
+    /// When the last step ended (the start for the first), on the shared clock (the timeline's
+    /// `ProfilerStep` spans are on it), and the measured steps' times.
+    step_ended: Duration,
+    step_seconds: Vec<f64>,
+    steps: usize,
+    warmup_done: bool,
+    memory_guard: Option<MemoryGuard>,
+    /// The session's devices, synced before device time is collected.
+    sync: DeviceSync,
+    /// Whether device time is being recorded.
+    device_time: bool,
+    /// The per-step memory series, with `[memory] per_step`.
+    memory_steps: Option<MemorySteps>,
+    /// The memory limit's message, once one stopped the run (printed once).
+    stopped_by: Option<String>,
+}
+
+impl RunRecorder {
+    /// Enables the tools `config` asks for, syncing `sync` where it asks for sync, and keeps
+    /// `out_dir` for the artefacts.
+    ///
+    /// # Panics
+    /// If a tool it enables was enabled before in this process (the tools are enable-once).
+    pub fn start(
+        config: RuntimeConfig,
+        identity: RunIdentity,
+        sync: DeviceSync,
+        out_dir: PathBuf,
+    ) -> Self {
+        if config.stopwatch.enabled {
+            let mut stopwatch_config =
+                StopwatchConfig::new(config.stopwatch.warmup_iters, config.stopwatch.print_every);
+            if config.stopwatch.sync {
+                stopwatch_config = stopwatch_config.sync(sync.clone());
+            }
+            stopwatch::enable(stopwatch_config);
+            if let Some(name) = &config.stopwatch.cpu_usage_name {
+                // A fresh stopwatch has measured nothing: selecting a name cannot fail.
+                let _ = stopwatch::set_cpu_usage_meas_name(name);
+            }
+            stopwatch::start_one_time_measurement("complete run");
+        }
+        if config.nvtx.user_ranges {
+            let mut ranges =
+                RangeConfig::new().keep_track_of_range_order(config.nvtx.keep_track_of_range_order);
+            if config.nvtx.sync_on_push {
+                ranges = ranges.sync_on_push(sync.clone());
+            }
+            if config.nvtx.sync_on_pop {
+                ranges = ranges.sync_on_pop(sync.clone());
+            }
+            nvtx::enable(ranges);
+        }
+        // Op ranges look for a tool when switched on; only they do, as looking registers the
+        // domain `burn` in the tool.
+        if config.nvtx.op_ranges
+            && let Some(note) = no_nvtx_tool_note(crate::sinks::op_ranges::reach_a_tool())
+        {
+            eprintln!("{note}");
+        }
+        let mut recorder = RunRecorder {
+            memory_guard: config
+                .host
+                .memory_limit_mib
+                .map(|mib| MemoryGuard::new(mib.saturating_mul(1 << 20))),
+            identity,
+            config,
+            out_dir,
+            started: Instant::now(),
+            step_ended: clock::now(),
+            step_seconds: Vec::new(),
+            steps: 0,
+            warmup_done: false,
+            sync,
+            device_time: false,
+            memory_steps: None,
+            stopped_by: None,
+        };
+        let memory_config = &recorder.config.memory;
+        if memory_config.per_step || memory_config.per_op {
+            memory::install_out_of_memory_context();
+        }
+        if memory_config.per_step {
+            recorder.memory_steps = Some(MemorySteps::default());
+        }
+        if recorder.config.stopwatch.warmup_iters == 0 {
+            recorder.end_warmup();
+        }
+        recorder
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &RuntimeConfig {
+        &self.config
+    }
+
+    /// Where artefacts go.
+    pub fn out_dir(&self) -> &Path {
+        &self.out_dir
+    }
+
+    /// Iterations finished so far.
+    pub fn steps(&self) -> usize {
+        self.steps
+    }
+
+    /// Whether warm-up is over (per-op tools recording).
+    pub fn warmup_done(&self) -> bool {
+        self.warmup_done
+    }
+
+    /// The session's devices, to sync.
+    pub fn sync(&self) -> &DeviceSync {
+        &self.sync
+    }
+
+    fn end_warmup(&mut self) {
+        self.warmup_done = true;
+        let config = &self.config;
+        probe::set_op_sync(config.nvtx.per_op_sync);
+        probe::set_op_ranges(config.nvtx.op_ranges);
+
+        if config.stats.enabled {
+            stats::start(stats::StatsConfig {
+                by_shapes: config.stats.by_shapes,
+                memory: config.memory.per_op,
+            });
+        }
+        if config.stats.device_time {
+            match device_time::start() {
+                Ok(()) => self.device_time = true,
+                Err(why) => eprintln!("burn-profiled: {why}; the op table has host times only"),
+            }
+        }
+        if config.trace.enabled {
+            trace::start(trace::TraceConfig {
+                max_events: config.trace.max_events,
+            });
+        }
+        if config.capture.after_warmup {
+            nvtx::start_capture();
+        }
+    }
+
+    /// Ends an iteration: the stopwatch's `finish_iter`, per-op tools on when warm-up ends, the
+    /// memory sample of a measured step (`[memory] per_step`, with each device's memory from
+    /// `device_memory`), and the memory guards' checks (`[host] memory_limit_mib`,
+    /// `[memory] device_limit_mib`). With device time, every 20 steps: a device sync, then the
+    /// kernels recorded are collected into the statistics.
+    ///
+    /// Past a memory limit it returns the guard's error, having printed it on stderr (once).
+    pub fn finish_iter(
+        &mut self,
+        device_memory: impl FnOnce() -> Vec<(String, DeviceMemory)>,
+    ) -> Result<(), MemoryLimitExceeded> {
+        stopwatch::finish_iter();
+        let now = clock::now();
+        if self.warmup_done {
+            self.step_seconds
+                .push(now.saturating_sub(self.step_ended).as_secs_f64());
+            trace::record_step(self.steps, self.step_ended, now);
+        }
+        self.step_ended = now;
+        self.steps += 1;
+        if self.device_time && self.steps.is_multiple_of(DEVICE_TIME_EVERY) {
+            // Keeps what CUPTI and the matching hold bounded over long runs. After a sync, as
+            // CUPTI holds back a buffer while a kernel in it runs, unless forced, and a forced
+            // flush hands a running kernel over without its end.
+            self.sync.sync();
+            probe::flush_device_time();
+        }
+        let measured = self.warmup_done;
+        if !self.warmup_done && self.steps >= self.config.stopwatch.warmup_iters {
+            self.end_warmup();
+        }
+        let device_limit = self.config.memory.device_limit_mib;
+        let sample = (measured && self.memory_steps.is_some() || device_limit.is_some())
+            .then(|| self.memory_sample(device_memory()));
+        if let Some(sample) = &sample {
+            memory::remember(sample);
+        }
+        let host = self
+            .memory_guard
+            .as_ref()
+            .and_then(|guard| guard.check().err());
+        let exceeded = host.or_else(|| {
+            let (limit, sample) = (device_limit?, sample.as_ref()?);
+            sample
+                .devices
+                .iter()
+                .find(|(_, memory)| memory.reserved_bytes > limit.get() << 20)
+                .map(|(device, memory)| MemoryLimitExceeded {
+                    memory: device.clone(),
+                    used_mib: memory.reserved_bytes >> 20,
+                    limit_mib: limit.get(),
+                })
+        });
+        if let (Some(steps), Some(sample), true) = (&mut self.memory_steps, sample, measured) {
+            steps.record(sample);
+        }
+        if let Some(exceeded) = &exceeded
+            && self.stopped_by.is_none()
+        {
+            // The step's allocations are still the current step's.
+            eprintln!("{}", memory::limit_text(exceeded));
+            self.stopped_by = Some(exceeded.to_string());
+        }
+        memory::set_step(self.steps);
+        match exceeded {
+            Some(exceeded) => Err(exceeded),
+            None => Ok(()),
+        }
+    }
+
+    /// The memory now, at the end of step `steps - 1`.
+    fn memory_sample(&self, devices: Vec<(String, DeviceMemory)>) -> StepSample {
+        let (host_rss_bytes, host_in_use_bytes) = memory::host_now();
+        StepSample {
+            step: self.steps - 1,
+            host_rss_bytes,
+            host_in_use_bytes,
+            devices,
+        }
+    }
+
+    /// Stops the per-op tools, prints the stopwatch report and the op table, and writes
+    /// `trace.json`, `ops.json` and `run.json` (those whose tools ran) to the output directory,
+    /// with `ops_by_shapes.json` when statistics are kept by shapes and `ops_by_device.json`
+    /// with several devices. `edition_files` are what the edition wrote besides (the dumps),
+    /// listed after `trace.json`. Sync the devices first.
+    pub fn finish(self, edition_files: Vec<PathBuf>) -> std::io::Result<RunSummary> {
+        let device_time = self.device_time.then(|| {
+            let summary = device_time::stop();
+            probe::flush_device_time();
+            summary
+        });
+        let config = &self.config;
+        nvtx::stop_capture();
+        probe::set_op_ranges(false);
+        probe::set_op_sync(false);
+        stats::stop();
+        trace::stop();
+        if config.stopwatch.enabled {
+            stopwatch::end_one_time_measurement("complete run");
+        }
+        std::fs::create_dir_all(&self.out_dir)?;
+        let mut files = Vec::new();
+        let report = stopwatch::report();
+        if let Some(report) = &report {
+            println!("{report}");
+        }
+        if config.stats.enabled {
+            let snapshot = stats::snapshot();
+            // Tables printed: by phase, and by device with several; by shapes only written
+            // (one row per op and shapes is too long to read on a terminal).
+            let by_device = (snapshot.devices().len() > 1).then_some((
+                stats::GroupBy::OpAndDevice,
+                "ops_by_device.json",
+                true,
+            ));
+            let by_shapes = config.stats.by_shapes.then_some((
+                stats::GroupBy::OpAndShapes,
+                "ops_by_shapes.json",
+                false,
+            ));
+            for (group, file, print) in [(stats::GroupBy::OpAndPhase, "ops.json", true)]
+                .into_iter()
+                .chain(by_device)
+                .chain(by_shapes)
+            {
+                if print {
+                    let rows = match config.stats.table_rows {
+                        0 => usize::MAX,
+                        rows => rows,
+                    };
+                    println!("{}", snapshot.table_top(group, rows, file));
+                }
+                let path = self.out_dir.join(file);
+                crate::files::write_atomically(&path, &[snapshot.to_json(group).as_bytes()])?;
+                files.push(path);
+            }
+        }
+        if config.trace.enabled {
+            let path = self.out_dir.join("trace.json");
+            trace::write(&path)?;
+            files.push(path);
+        }
+        files.extend(edition_files);
+        let measured_steps = self.steps.saturating_sub(config.stopwatch.warmup_iters);
+        let device_time = device_time.map(|unattributed| {
+            let (kernels, device) = stats::snapshot().device_totals().unwrap_or_default();
+            println!("{}", device_time_line(kernels, &unattributed));
+            DeviceTimeRun {
+                kernels,
+                device_ns: device.as_nanos() as u64,
+                seconds_per_step: (measured_steps > 0)
+                    .then(|| device.as_secs_f64() / measured_steps as f64),
+                unattributed,
+            }
+        });
+        let memory = self.memory_steps.as_ref().map(|steps| {
+            let run = steps.summary(config.memory.per_op);
+            if !steps.is_empty() {
+                println!("{}", run.closing_lines());
+            }
+            for warning in run.growth_warnings(measured_steps) {
+                eprintln!("{warning}");
+            }
+            run
+        });
+        let path = self.out_dir.join("run.json");
+        files.push(path.clone());
+        let report_html = config.report.html.then(|| self.out_dir.join("report.html"));
+        files.extend(report_html.clone());
+        let summary = RunSummary {
+            format_version: RUN_FORMAT_VERSION,
+            config: self.config.clone(),
+            crate_version: self.identity.crate_version,
+            burn_version: self.identity.burn_version,
+            backend: self.identity.backend.clone(),
+            device: self.identity.device.clone(),
+            steps: self.steps,
+            measured_steps,
+            wall_seconds: self.started.elapsed().as_secs_f64(),
+            step_seconds: self.step_seconds.clone(),
+            stopwatch: report,
+            device_time,
+            memory,
+            stopped_by: self.stopped_by.clone(),
+            files,
+        };
+        let json = serde_json::to_string_pretty(&summary).map_err(std::io::Error::other)?;
+        crate::files::write_atomically(&path, &[json.as_bytes()])?;
+        if let Some(report) = report_html {
+            // From the files just written, as `burn-profiled report` reads them.
+            let run = crate::runs::Run::open(&self.out_dir).map_err(std::io::Error::other)?;
+            crate::runs::report::write(&run, &report)?;
+        }
+        Ok(summary)
+    }
+}
+
+/// The line a session ends with when it recorded device time: how many kernels were
+/// attributed, and what CUPTI reported of itself.
+fn device_time_line(kernels: u64, summary: &DeviceTimeSummary) -> String {
+    let all = kernels + summary.unattributed_kernels;
+    let mut line = format!(
+        "device time: {kernels} of {all} kernels attributed to their op ({:.2}%); CUPTI: \
+         {} API calls tagged, {} kernels without an end, {} records dropped, {} tag errors",
+        100.0 * kernels as f64 / all.max(1) as f64,
+        summary.tagged_api_calls,
+        summary.incomplete_kernels,
+        summary.dropped_records,
+        summary.tag_errors,
+    );
+    if all > 0 && summary.tagged_api_calls == 0 {
+        line.push_str(
+            "\nburn-profiled: no kernel launch was made under an op on the thread that launched \
+             it: run the steps on the launch thread (`Session::set_launch_thread`)",
+        );
+    }
+    line
+}
+
+/// What a session whose config asks for op ranges says at its start when nothing takes
+/// them (no NVTX tool attached, or the `nvtx` feature off): that they go nowhere, how to see
+/// them, and that the rest of the session needs no tool.
+fn no_nvtx_tool_note(tool_attached: bool) -> Option<String> {
+    let why = if !cfg!(feature = "nvtx") {
+        "this build has no `nvtx` feature, so NVTX ranges compile to nothing"
+    } else {
+        "no NVTX tool is attached to this process, so its NVTX ranges go nowhere and cost \
+         nothing; run it under `nsys profile --trace=nvtx,cuda` to see them"
+    };
+    (!tool_attached)
+        .then(|| format!("burn-profiled: {why}. The op table and trace.json need no tool."))
+}
+
+#[cfg(test)]
+mod no_nvtx_tool_note_tests {
+    use super::no_nvtx_tool_note;
+
+    #[test]
+    #[cfg(feature = "nvtx")]
+    fn op_ranges_that_reach_no_tool_are_told_with_what_to_run() {
+        assert_eq!(
+            no_nvtx_tool_note(false).as_deref(),
+            Some(
+                "burn-profiled: no NVTX tool is attached to this process, so its NVTX ranges go \
+                 nowhere and cost nothing; run it under `nsys profile --trace=nvtx,cuda` to see \
+                 them. The op table and trace.json need no tool."
+            )
+        );
+        assert_eq!(no_nvtx_tool_note(true), None, "a tool takes them");
+    }
+}
