@@ -11,10 +11,10 @@ use serde::{Deserialize, Serialize};
 
 use super::ProfiledCubeRuntime;
 use super::block_io::BlockIo;
-use super::names;
 use super::registration;
 use crate::context::phase;
 use crate::probe::{self, Op};
+use burn_profiled_core::op_names as names;
 
 /// The backend a block syncs under per-op sync: CubeCL's sync does not depend on the element
 /// types.

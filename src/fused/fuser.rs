@@ -8,8 +8,8 @@ use burn_ir::OperationIr;
 
 use super::block::FusedBlock;
 use super::block_io::{BlockIo, Fused};
-use super::names;
 use super::stall;
+use burn_profiled_core::op_names as names;
 
 pub(super) struct BlockFuser<R: CubeRuntime> {
     inner: Box<dyn OperationFuser<CubeOptimization<R>>>,

@@ -38,7 +38,6 @@ mod backend;
 mod block;
 mod block_io;
 mod fuser;
-mod names;
 mod registration;
 mod runtime;
 mod shared_device;

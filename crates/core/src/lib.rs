@@ -51,6 +51,8 @@ pub mod cli_output;
 #[doc(hidden)]
 pub mod files;
 #[doc(hidden)]
+pub mod op_names;
+#[doc(hidden)]
 pub mod python;
 #[doc(hidden)]
 pub mod units;

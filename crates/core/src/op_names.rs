@@ -1,16 +1,15 @@
-//! Names for what fusion runs: an op from its IR (`add`, `exp`, `matmul`), a fused block from
-//! its kind and ops (`fused elementwise[add, mul, exp]`).
+//! Names for what fusion runs, alike in every edition: an op from its IR (`add`, `exp`,
+//! `matmul`), a fused block from its kind and ops (`fused elementwise[add, mul, exp]`).
 
-use std::fmt::Write;
-
-use burn_ir::OperationIr;
+use std::fmt::{Debug, Write};
 
 /// At most this many op names in a block's label; more are counted (`+7`).
 const LABEL_OPS: usize = 6;
 
-/// The op's name, from the innermost variant of its IR: `NumericFloat(_, AddScalar(..))` is
-/// `add_scalar`. burn-fusion's own naming is private; the IR's `Debug` has the variants.
-pub(super) fn op_name(operation: &OperationIr) -> String {
+/// The op's name, from the innermost variant of its IR (burn-ir's `OperationIr`, any version):
+/// `NumericFloat(_, AddScalar(..))` is `add_scalar`. burn-fusion's own naming is private; the
+/// IR's `Debug` has the variants.
+pub fn op_name(operation: &impl Debug) -> String {
     /// Keeps what `Debug` writes up to the first struct, then stops it.
     struct Head(String);
     impl Write for Head {
@@ -72,7 +71,7 @@ fn snake_case(name: &str) -> String {
 }
 
 /// `fused <kind>[<ops>]`, with at most [`LABEL_OPS`] op names.
-pub(super) fn block_label(kind: &str, ops: &[&str]) -> String {
+pub fn block_label(kind: &str, ops: &[&str]) -> String {
     let mut label = format!("fused {kind}[");
     let shown = if ops.len() > LABEL_OPS {
         LABEL_OPS - 1
