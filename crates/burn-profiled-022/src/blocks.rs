@@ -1,0 +1,201 @@
+//! Every block burn-fusion runs as an op: burn-fusion's observer sees each block start and end
+//! on the fusion thread, with its ops' IR; each becomes an op event for the core's sinks (NVTX
+//! op range, statistics, timeline).
+
+use std::cell::RefCell;
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use burn_fusion::observer::{BlockOperations, FusionObserver};
+use burn_ir::{OperationIr, TensorId};
+use burn_profiled_core::context::clock;
+use burn_profiled_core::context::op::Op;
+use burn_profiled_core::context::switches::{self, RANGES, SHAPES, STATS, TRACE};
+use burn_profiled_core::op_names;
+use burn_profiled_core::shape::Shape;
+use burn_profiled_core::sinks::{op_ranges, stats, trace};
+
+/// At most this many input shapes key a block's statistics by shapes (as on Burn 0.21).
+const MAX_SHAPES: usize = 8;
+
+/// Ops whose fused kernel is a reduction: a block holding one is a `reduce` block.
+const REDUCTIONS: [&str; 19] = [
+    "sum",
+    "sum_dim",
+    "sum_dims",
+    "mean",
+    "mean_dim",
+    "prod",
+    "prod_dim",
+    "max",
+    "max_dim",
+    "min",
+    "min_dim",
+    "max_abs",
+    "max_abs_dim",
+    "arg_max",
+    "arg_min",
+    "max_dim_with_indices",
+    "min_dim_with_indices",
+    "top_k",
+    "arg_top_k",
+];
+
+/// A block's name: the op's own for a block of one op, `fused <kind>[<ops>]` for several, `drop`
+/// for one that only freed tensors. The kind is the one burn-cubecl-fusion's fuser would have
+/// (it does not say which took the block): `matmul` with a matmul in it, `reduce` with a
+/// reduction, `elementwise` otherwise.
+pub(crate) fn block_name(ops: &[String]) -> String {
+    match ops {
+        [] => "drop".to_owned(),
+        [op] => op.clone(),
+        ops => {
+            let kind = if ops.iter().any(|op| op == "matmul") {
+                "matmul"
+            } else if ops.iter().any(|op| REDUCTIONS.contains(&op.as_str())) {
+                "reduce"
+            } else {
+                "elementwise"
+            };
+            let names: Vec<&str> = ops.iter().map(String::as_str).collect();
+            op_names::block_label(kind, &names)
+        }
+    }
+}
+
+/// The block open on this (fusion) thread.
+struct OpenBlock {
+    op: &'static Op,
+    /// The switches seen at its start: its end does what its start did.
+    flags: u8,
+    started: Duration,
+    shapes: Option<Vec<Shape>>,
+}
+
+thread_local! {
+    static OPEN: RefCell<Option<OpenBlock>> = const { RefCell::new(None) };
+}
+
+/// The observer a session installs: its blocks are the ops of `device`.
+pub(crate) struct BlockRecorder {
+    /// The session's device, as the core's device id.
+    pub(crate) device: u32,
+    /// Ops registered with the fusion server since the session started.
+    pub(crate) registered: AtomicU64,
+}
+
+impl BlockRecorder {
+    pub(crate) fn new(device: u32) -> Self {
+        BlockRecorder {
+            device,
+            registered: AtomicU64::new(0),
+        }
+    }
+}
+
+/// The shapes of what a block reads: its ops' inputs that no op of the block wrote.
+fn input_shapes<'a>(ops: impl Iterator<Item = &'a OperationIr>) -> Vec<Shape> {
+    let mut written: HashSet<TensorId> = HashSet::new();
+    let mut shapes = Vec::new();
+    for op in ops {
+        for input in op.inputs() {
+            if shapes.len() < MAX_SHAPES && !written.contains(&input.id) {
+                shapes.push(Shape::from(input.shape.as_slice()));
+            }
+        }
+        written.extend(op.outputs().map(|output| output.id));
+    }
+    shapes
+}
+
+impl FusionObserver for BlockRecorder {
+    fn registered(&self, _operation: &OperationIr) {
+        self.registered.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn block_starts(&self, block: BlockOperations<'_>) {
+        let flags = switches::all();
+        if flags & (RANGES | STATS | TRACE) == 0 {
+            return;
+        }
+        let names: Vec<String> = block
+            .iter()
+            .filter(|op| !matches!(op, OperationIr::Drop(_)))
+            .map(op_names::op_name)
+            .collect();
+        let op = Op::named(&block_name(&names));
+        let shapes = (flags & SHAPES != 0).then(|| input_shapes(block.iter()));
+        if flags & RANGES != 0 {
+            op_ranges::push_op(op);
+        }
+        OPEN.set(Some(OpenBlock {
+            op,
+            flags,
+            started: clock::now(),
+            shapes,
+        }));
+    }
+
+    fn block_ran(&self) {
+        let Some(open) = OPEN.take() else {
+            return;
+        };
+        let ended = clock::now();
+        if open.flags & TRACE != 0 {
+            trace::record_op(
+                open.op,
+                (open.started, ended),
+                self.device,
+                open.shapes.as_deref(),
+            );
+        }
+        if open.flags & STATS != 0 {
+            stats::record(
+                open.op,
+                ended.saturating_sub(open.started),
+                open.shapes,
+                self.device,
+                None,
+            );
+        }
+        if open.flags & RANGES != 0 {
+            op_ranges::pop_op();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::block_name;
+
+    fn names(ops: &[&str]) -> Vec<String> {
+        ops.iter().map(|op| (*op).to_owned()).collect()
+    }
+
+    #[test]
+    fn a_block_of_one_op_is_named_for_the_op() {
+        assert_eq!(block_name(&names(&["matmul"])), "matmul");
+    }
+
+    #[test]
+    fn a_block_that_only_frees_tensors_is_a_drop() {
+        assert_eq!(block_name(&[]), "drop");
+    }
+
+    #[test]
+    fn a_fused_block_is_named_for_its_kind_and_ops_as_on_burn_021() {
+        assert_eq!(
+            block_name(&names(&["add", "mul", "exp"])),
+            "fused elementwise[add, mul, exp]"
+        );
+        assert_eq!(
+            block_name(&names(&["matmul", "add"])),
+            "fused matmul[matmul, add]"
+        );
+        assert_eq!(
+            block_name(&names(&["exp", "sum_dim"])),
+            "fused reduce[exp, sum_dim]"
+        );
+    }
+}

@@ -1,0 +1,41 @@
+//! [burn-profiled](https://crates.io/crates/burn-profiled) for Burn 0.22: where the time goes in
+//! a training run whose model has no backend type.
+//!
+//! Burn 0.22 took the backend type out of user code, so no backend decorator can sit under the
+//! model. This edition starts a [`Session`] on the user's [`Device`](burn::tensor::Device) and
+//! installs burn-fusion's observer: every block the fusion server runs (a fused kernel's ops, or
+//! one op run unfused) is an op of the op table, a span of the timeline and an NVTX range, named
+//! as Burn 0.21's edition names fused blocks (`fused elementwise[add, mul, exp]`).
+//!
+//! ```no_run
+//! use burn::tensor::{Device, DeviceKind};
+//! use burn_profiled_022::Session;
+//! use burn_profiled_022::config::{Preset, RuntimeConfig};
+//!
+//! let device = Device::wgpu(DeviceKind::DefaultDevice).autodiff();
+//! let config = RuntimeConfig::from_env_or(Preset::Profile).expect("a valid BURN_PROFILED");
+//! let mut session = Session::start(config, &device, "target/run");
+//! for _step in 0..100 {
+//!     // ... forward, backward, optimizer: model, device and loop unchanged
+//!     session.finish_iter().expect("within the memory limits");
+//! }
+//! session.finish().expect("artefacts written");
+//! ```
+//!
+//! What this first version records, and what it does not yet (the guide's
+//! `docs/guide/burn-0.22.md`): each block's time on the fusion thread (the time it took to
+//! issue its kernels, not their device time), its input shapes, its NVTX range on the fusion
+//! thread (Nsight Systems shows the kernels on the downstream thread, outside it), and every
+//! phase as `-` (user ranges are on the user's thread; carrying them to the fusion thread is to
+//! come). The stopwatch, user ranges, memory per step and the run directory are as in the
+//! Burn 0.21 edition.
+#![warn(missing_docs)]
+
+mod blocks;
+mod session;
+
+pub use burn_profiled_core::recorder::RunSummary;
+pub use burn_profiled_core::{
+    DeviceSync, config, host, memory, nvtx, runs, stats, stopwatch, trace,
+};
+pub use session::{BURN_VERSION, Session};

@@ -1,0 +1,171 @@
+//! A profiling session on a Burn 0.22 device: a [`RuntimeConfig`] applied to a training loop,
+//! from the first step to the run directory, with every block the device's fusion server runs
+//! recorded as an op.
+
+use std::any::TypeId;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use burn::tensor::Device;
+use burn_fusion::observer::FusionObservation;
+use burn_profiled_core::DeviceSync;
+use burn_profiled_core::config::RuntimeConfig;
+use burn_profiled_core::context::device::{self as core_device, DeviceKey};
+use burn_profiled_core::context::memory::DeviceMemory;
+use burn_profiled_core::host::MemoryLimitExceeded;
+use burn_profiled_core::recorder::{RunIdentity, RunRecorder, RunSummary};
+
+use crate::blocks::BlockRecorder;
+
+/// The Burn version this edition is built against (pinned in its Cargo.toml).
+pub const BURN_VERSION: &str = "0.22.1";
+
+/// A run under a [`RuntimeConfig`] on one device: tools enabled at the start, per-op tools
+/// switched on when warm-up ends, artefacts written at the end; while it lives, every block the
+/// device's fusion server runs is an op.
+pub struct Session {
+    recorder: RunRecorder,
+    device: Device,
+    blocks: Arc<BlockRecorder>,
+    /// Keeps the observer installed while the session lives.
+    _observation: FusionObservation,
+    /// Whether the session has said that the device's ops are not visible.
+    told_ops_invisible: bool,
+}
+
+/// What a session says once when it sees none of the device's ops, and what still works.
+fn ops_invisible_note(device: &Device, why: &str) -> String {
+    format!(
+        "burn-profiled: the ops of {device:?} are not visible ({why}): the op table, the \
+         timeline and NVTX op ranges stay empty. The stopwatch, user ranges, memory per step and \
+         the run directory work as usual. Ops are visible on CubeCL devices with fusion on \
+         (burn's default for wgpu, CUDA, ROCm, Metal and Vulkan)."
+    )
+}
+
+/// Burn's name for what `device` runs on, as `run.json` says it: `autodiff<fusion<cube>>`.
+fn backend_name(device: &Device) -> String {
+    let dispatch = format!("{:?}", device.clone().without_autodiff().as_dispatch());
+    let backend = match dispatch.split('(').next() {
+        Some("Cube") => "fusion<cube>".to_owned(),
+        Some(other) => other.to_lowercase(),
+        None => dispatch,
+    };
+    if device.is_autodiff() {
+        format!("autodiff<{backend}>")
+    } else {
+        backend
+    }
+}
+
+impl Session {
+    /// Enables the tools `config` asks for on `device`, and keeps `out_dir` for the artefacts.
+    /// Says once, on stderr, when `device` is one whose ops burn-fusion's observer does not see
+    /// (Flex, NdArray, a CubeCL device with fusion off).
+    ///
+    /// # Panics
+    /// If a tool it enables was enabled before in this process (the tools are enable-once).
+    pub fn start(config: RuntimeConfig, device: &Device, out_dir: impl Into<PathBuf>) -> Self {
+        let name = format!("{device:?}");
+        let sync_device = device.clone();
+        let sync = DeviceSync::custom(name.clone(), move || {
+            // A failed sync resurfaces at the next read of the device; timing goes on.
+            let _ = sync_device.sync();
+        });
+        let device_id = core_device::id(
+            DeviceKey {
+                kind: TypeId::of::<Device>(),
+                number: 0,
+            },
+            || name.clone(),
+        );
+        burn_profiled_core::trace::set_process_devices(vec![name.clone()]);
+        let backend = backend_name(device);
+        let fused = backend.contains("fusion<");
+        if !fused {
+            eprintln!(
+                "{}",
+                ops_invisible_note(device, "it is not a CubeCL device, whose ops fusion runs")
+            );
+        }
+        let identity = RunIdentity {
+            crate_version: env!("CARGO_PKG_VERSION"),
+            burn_version: BURN_VERSION,
+            backend,
+            device: name,
+        };
+        let blocks = Arc::new(BlockRecorder::new(device_id));
+        let observation = FusionObservation::new(blocks.clone());
+        let recorder = RunRecorder::start(config, identity, sync, out_dir.into());
+        Session {
+            recorder,
+            device: device.clone(),
+            blocks,
+            _observation: observation,
+            told_ops_invisible: !fused,
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &RuntimeConfig {
+        self.recorder.config()
+    }
+
+    /// Where artefacts go.
+    pub fn out_dir(&self) -> &Path {
+        self.recorder.out_dir()
+    }
+
+    /// Iterations finished so far.
+    pub fn steps(&self) -> usize {
+        self.recorder.steps()
+    }
+
+    /// Whether warm-up is over (per-op tools recording).
+    pub fn warmup_done(&self) -> bool {
+        self.recorder.warmup_done()
+    }
+
+    /// Ends an iteration: the stopwatch's `finish_iter`, per-op tools on when warm-up ends, the
+    /// memory sample of a measured step (`[memory] per_step`: the device's memory pools, read
+    /// after the calling thread's queued ops ran), and the memory guards' checks
+    /// (`[host] memory_limit_mib`, `[memory] device_limit_mib`).
+    ///
+    /// Past a memory limit it returns the guard's error, having printed it on stderr (once):
+    /// stop the run, and exit with a failure code.
+    pub fn finish_iter(&mut self) -> Result<(), MemoryLimitExceeded> {
+        if !self.told_ops_invisible && self.blocks.registered.load(Ordering::Relaxed) == 0 {
+            // A CubeCL device whose first step reached no fusion server: fusion is off.
+            self.told_ops_invisible = true;
+            eprintln!(
+                "{}",
+                ops_invisible_note(&self.device, "its first step registered no op with fusion")
+            );
+        }
+        let device = &self.device;
+        self.recorder.finish_iter(|| {
+            device
+                .memory_pool_usage()
+                .map(|usage| {
+                    vec![(
+                        format!("{device:?}"),
+                        DeviceMemory {
+                            allocations: usage.number_allocs,
+                            in_use_bytes: usage.bytes_in_use,
+                            reserved_bytes: usage.bytes_reserved,
+                        },
+                    )]
+                })
+                .unwrap_or_default()
+        })
+    }
+
+    /// Syncs the device, stops the per-op tools, prints the stopwatch report and the op table,
+    /// and writes `trace.json`, `ops.json` and `run.json` (those whose tools ran) to the output
+    /// directory, with `ops_by_shapes.json` when statistics are kept by shapes.
+    pub fn finish(self) -> std::io::Result<RunSummary> {
+        self.recorder.sync().sync();
+        self.recorder.finish(Vec::new())
+    }
+}
