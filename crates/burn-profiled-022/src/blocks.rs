@@ -9,12 +9,14 @@ use std::time::Duration;
 
 use burn_fusion::observer::{BlockOperations, FusionObserver};
 use burn_ir::{OperationIr, TensorId};
-use burn_profiled_core::context::clock;
 use burn_profiled_core::context::op::Op;
 use burn_profiled_core::context::switches::{self, RANGES, SHAPES, STATS, TRACE};
+use burn_profiled_core::context::{clock, phase};
 use burn_profiled_core::op_names;
 use burn_profiled_core::shape::Shape;
 use burn_profiled_core::sinks::{op_ranges, stats, trace};
+
+use crate::phases;
 
 /// At most this many input shapes key a block's statistics by shapes (as on Burn 0.21).
 const MAX_SHAPES: usize = 8;
@@ -67,6 +69,8 @@ pub(crate) fn block_name(ops: &[String]) -> String {
 /// The block open on this (fusion) thread.
 struct OpenBlock {
     op: &'static Op,
+    /// The phase its first op was registered in.
+    phase: u32,
     /// The switches seen at its start: its end does what its start did.
     flags: u8,
     started: Duration,
@@ -110,11 +114,14 @@ fn input_shapes<'a>(ops: impl Iterator<Item = &'a OperationIr>) -> Vec<Shape> {
 }
 
 impl FusionObserver for BlockRecorder {
-    fn registered(&self, _operation: &OperationIr) {
+    fn registered(&self, operation: &OperationIr) {
         self.registered.fetch_add(1, Ordering::Relaxed);
+        phases::registered(operation);
     }
 
     fn block_starts(&self, block: BlockOperations<'_>) {
+        // Also with everything off: the block's ops are done with their phases.
+        let phase = phases::of_block(block.iter());
         let flags = switches::all();
         if flags & (RANGES | STATS | TRACE) == 0 {
             return;
@@ -131,6 +138,7 @@ impl FusionObserver for BlockRecorder {
         }
         OPEN.set(Some(OpenBlock {
             op,
+            phase,
             flags,
             started: clock::now(),
             shapes,
@@ -142,23 +150,25 @@ impl FusionObserver for BlockRecorder {
             return;
         };
         let ended = clock::now();
-        if open.flags & TRACE != 0 {
-            trace::record_op(
-                open.op,
-                (open.started, ended),
-                self.device,
-                open.shapes.as_deref(),
-            );
-        }
-        if open.flags & STATS != 0 {
-            stats::record(
-                open.op,
-                ended.saturating_sub(open.started),
-                open.shapes,
-                self.device,
-                None,
-            );
-        }
+        phase::inheriting(open.phase, || {
+            if open.flags & TRACE != 0 {
+                trace::record_op(
+                    open.op,
+                    (open.started, ended),
+                    self.device,
+                    open.shapes.as_deref(),
+                );
+            }
+            if open.flags & STATS != 0 {
+                stats::record(
+                    open.op,
+                    ended.saturating_sub(open.started),
+                    open.shapes,
+                    self.device,
+                    None,
+                );
+            }
+        });
         if open.flags & RANGES != 0 {
             op_ranges::pop_op();
         }

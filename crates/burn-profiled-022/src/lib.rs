@@ -24,14 +24,15 @@
 //!
 //! What this first version records, and what it does not yet (the guide's
 //! `docs/guide/burn-0.22.md`): each block's time on the fusion thread (the time it took to
-//! issue its kernels, not their device time), its input shapes, its NVTX range on the fusion
-//! thread (Nsight Systems shows the kernels on the downstream thread, outside it), and every
-//! phase as `-` (user ranges are on the user's thread; carrying them to the fusion thread is to
-//! come). The stopwatch, user ranges, memory per step and the run directory are as in the
-//! Burn 0.21 edition.
+//! issue its kernels, not their device time), its input shapes, its phase (the user range its
+//! first op was registered in, carried to the fusion thread in order), and its NVTX range on
+//! the fusion thread (Nsight Systems shows the kernels on the downstream thread, outside it).
+//! The stopwatch, user ranges, memory per step and the run directory are as in the Burn 0.21
+//! edition.
 #![warn(missing_docs)]
 
 mod blocks;
+mod phases;
 mod session;
 
 pub use burn_profiled_core::recorder::RunSummary;

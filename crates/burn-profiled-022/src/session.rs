@@ -97,6 +97,11 @@ impl Session {
         };
         let blocks = Arc::new(BlockRecorder::new(device_id));
         let observation = FusionObservation::new(blocks.clone());
+        if fused {
+            // What this thread queued runs first: see `phases::follow`.
+            let _ = device.sync();
+            crate::phases::follow(device);
+        }
         let recorder = RunRecorder::start(config, identity, sync, out_dir.into());
         Session {
             recorder,
