@@ -16,6 +16,9 @@ use burn_profiled_core::op_names;
 use burn_profiled_core::shape::Shape;
 use burn_profiled_core::sinks::{op_ranges, stats, trace};
 
+use burn_std::DeviceHandle;
+
+use crate::launch_ranges::{self, LaunchRunner};
 use crate::phases;
 
 /// At most this many input shapes key a block's statistics by shapes (as on Burn 0.21).
@@ -87,13 +90,17 @@ pub(crate) struct BlockRecorder {
     pub(crate) device: u32,
     /// Ops registered with the fusion server since the session started.
     pub(crate) registered: AtomicU64,
+    /// Where the device's kernels are launched, for block ranges: `None` where the session
+    /// could not reach it (not a CubeCL device), and ranges open on the fusion thread.
+    launches: Option<DeviceHandle<LaunchRunner>>,
 }
 
 impl BlockRecorder {
-    pub(crate) fn new(device: u32) -> Self {
+    pub(crate) fn new(device: u32, launches: Option<DeviceHandle<LaunchRunner>>) -> Self {
         BlockRecorder {
             device,
             registered: AtomicU64::new(0),
+            launches,
         }
     }
 }
@@ -134,7 +141,10 @@ impl FusionObserver for BlockRecorder {
         let op = Op::named(&block_name(&names));
         let shapes = (flags & SHAPES != 0).then(|| input_shapes(block.iter()));
         if flags & RANGES != 0 {
-            op_ranges::push_op(op);
+            match &self.launches {
+                Some(runner) => launch_ranges::push(runner, op),
+                None => op_ranges::push_op(op),
+            }
         }
         OPEN.set(Some(OpenBlock {
             op,
@@ -170,7 +180,10 @@ impl FusionObserver for BlockRecorder {
             }
         });
         if open.flags & RANGES != 0 {
-            op_ranges::pop_op();
+            match &self.launches {
+                Some(runner) => launch_ranges::pop(runner),
+                None => op_ranges::pop_op(),
+            }
         }
     }
 }

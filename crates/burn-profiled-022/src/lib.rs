@@ -25,13 +25,14 @@
 //! What this first version records, and what it does not yet (the guide's
 //! `docs/guide/burn-0.22.md`): each block's time on the fusion thread (the time it took to
 //! issue its kernels, not their device time), its input shapes, its phase (the user range its
-//! first op was registered in, carried to the fusion thread in order), and its NVTX range on
-//! the fusion thread (Nsight Systems shows the kernels on the downstream thread, outside it).
+//! first op was registered in, carried to the fusion thread in order), and its NVTX range,
+//! opened and closed on the thread that launches its kernels, around them.
 //! The stopwatch, user ranges, memory per step and the run directory are as in the Burn 0.21
 //! edition.
 #![warn(missing_docs)]
 
 mod blocks;
+mod launch_ranges;
 mod phases;
 mod session;
 

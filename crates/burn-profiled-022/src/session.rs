@@ -95,13 +95,14 @@ impl Session {
             backend,
             device: name,
         };
-        let blocks = Arc::new(BlockRecorder::new(device_id));
-        let observation = FusionObservation::new(blocks.clone());
-        if fused {
+        let launches = fused.then(|| {
             // What this thread queued runs first: see `phases::follow`.
             let _ = device.sync();
             crate::phases::follow(device);
-        }
+            crate::launch_ranges::runner(device)
+        });
+        let blocks = Arc::new(BlockRecorder::new(device_id, launches));
+        let observation = FusionObservation::new(blocks.clone());
         let recorder = RunRecorder::start(config, identity, sync, out_dir.into());
         Session {
             recorder,
