@@ -1,53 +1,34 @@
-//! A Burn 0.22 training loop on wgpu (Mesa's lavapipe without a GPU; 0.22 fuses by default),
-//! profiled by a session on its device: every block the fusion server runs is a row of the op
-//! table and a span of the timeline, and the session changes no number the model computes.
+//! The train example's model on Burn 0.22 and wgpu (Mesa's lavapipe without a GPU; 0.22 fuses
+//! by default), profiled by a session on its device under the `profile` preset: every block
+//! the fusion server runs is a row of the op table and a span of the timeline, and the session
+//! changes no number the model computes.
 //!
 //! One test: the tools a session enables are process-wide and enable-once.
 
-use burn::module::Module;
-use burn::nn::loss::{MseLoss, Reduction};
-use burn::nn::{Linear, LinearConfig};
+use burn::nn::loss::CrossEntropyLossConfig;
 use burn::optim::{AdamConfig, GradientsParams};
-use burn::tensor::activation::relu;
-use burn::tensor::{Device, DeviceKind, Tensor, TensorData};
+use burn::tensor::{Device, DeviceKind, Int, Tensor};
 use burn_profiled_022::Session;
-use burn_profiled_022::config::RuntimeConfig;
+use burn_profiled_022::config::{Preset, RuntimeConfig};
 
-#[derive(Module, Debug)]
-struct Net {
-    fc1: Linear,
-    fc2: Linear,
-}
+#[path = "../examples/common/vision.rs"]
+mod vision;
+use vision::{VisionModel, generated_batch};
 
-impl Net {
-    fn forward(&self, x: Tensor<2>) -> Tensor<2> {
-        let hidden = relu(self.fc1.forward(x)).exp().mul_scalar(0.5);
-        self.fc2.forward(hidden)
-    }
-}
-
-/// Values that depend only on their index.
-fn data(rows: usize, columns: usize, scale: f32) -> TensorData {
-    let values: Vec<f32> = (0..rows * columns)
-        .map(|i| ((i * 37 % 101) as f32 / 101.0 - 0.5) * scale)
-        .collect();
-    TensorData::new(values, [rows, columns])
-}
-
-/// Trains the net for `steps` steps from the same seed and data, calling `after_step` after
-/// each; the losses, bit for bit.
+/// Trains the train example's model for `steps` steps from the same seed and data, calling
+/// `after_step` after each; the losses, bit for bit.
 fn train(device: &Device, steps: usize, mut after_step: impl FnMut()) -> Vec<u32> {
     device.seed(7);
-    let mut model = Net {
-        fc1: LinearConfig::new(16, 32).init(device),
-        fc2: LinearConfig::new(32, 4).init(device),
-    };
+    let mut model = VisionModel::new(device);
     let mut optim = AdamConfig::new().init();
-    let x = Tensor::<2>::from_data(data(8, 16, 1.0), device);
-    let y = Tensor::<2>::from_data(data(8, 4, 0.1), device);
     let mut losses = Vec::new();
-    for _ in 0..steps {
-        let loss = MseLoss::new().forward(model.forward(x.clone()), y.clone(), Reduction::Mean);
+    for step in 0..steps {
+        let (images, labels) = generated_batch(step, 4);
+        let images = Tensor::<4>::from_data(images, device);
+        let labels = Tensor::<1, Int>::from_data(labels, device);
+        let loss = CrossEntropyLossConfig::new()
+            .init(device)
+            .forward(model.forward(images), labels);
         losses.push(loss.clone().into_scalar::<f32>().to_bits());
         let grads = GradientsParams::from_grads(loss.backward(), &model);
         model = optim.step(1e-2, model, grads);
@@ -68,10 +49,8 @@ fn every_fused_block_is_an_op_of_the_table_and_the_losses_do_not_change() {
     let alone = train(&device, 4, || {});
 
     let out = tempfile::tempdir().unwrap();
-    let mut config = RuntimeConfig::default();
+    let mut config = RuntimeConfig::preset(Preset::Profile);
     config.stopwatch.warmup_iters = 1;
-    config.stats.enabled = true;
-    config.trace.enabled = true;
     let mut session = Session::start(config, &device, out.path());
     let profiled = train(&device, 4, || {
         session.finish_iter().expect("no memory limit")
