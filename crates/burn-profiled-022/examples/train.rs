@@ -2,9 +2,9 @@
 //! device: the model, the device and the loop are plain Burn 0.22.
 //!
 //! ```text
-//! cargo run --release -p burn-profiled-022 --example train -- [--steps N] [--batch N] [--out DIR] [--preset train|eval|profile|debug] [--config FILE]
-//! BURN_PROFILED=profile cargo run --release -p burn-profiled-022 --example train
-//! nsys profile --trace=nvtx,cuda cargo run --release -p burn-profiled-022 --features cuda --example train
+//! cargo run --release -p burn-profiled-022 --example train_022 -- [--steps N] [--batch N] [--out DIR] [--preset train|eval|profile|debug] [--config FILE]
+//! BURN_PROFILED=profile cargo run --release -p burn-profiled-022 --example train_022
+//! nsys profile --trace=nvtx,cuda cargo run --release -p burn-profiled-022 --features cuda --example train_022
 //! ```
 //!
 //! The model and the data are those of Burn 0.21's `examples/train.rs`: two convolutions, max
