@@ -70,7 +70,7 @@ fn snake_case(name: &str) -> String {
     snake
 }
 
-/// `fused <kind>[<ops>]`, with at most [`LABEL_OPS`] op names.
+/// `fused <kind>[<ops>]`, with at most six op names (`LABEL_OPS`).
 pub fn block_label(kind: &str, ops: &[&str]) -> String {
     let mut label = format!("fused {kind}[");
     let shown = if ops.len() > LABEL_OPS {
