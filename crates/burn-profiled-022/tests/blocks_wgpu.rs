@@ -10,6 +10,7 @@ use burn::optim::{AdamConfig, GradientsParams};
 use burn::tensor::{Device, DeviceKind, Int, Tensor};
 use burn_profiled_022::Session;
 use burn_profiled_022::config::{Preset, RuntimeConfig};
+use burn_profiled_022::runs::{Run, diff};
 
 #[path = "../examples/common/vision.rs"]
 mod vision;
@@ -90,4 +91,28 @@ fn every_fused_block_is_an_op_of_the_table_and_the_losses_do_not_change() {
         .filter(|event| event["cat"] == "cpu_op")
         .count();
     assert!(ops > 0, "the blocks are spans of the timeline");
+
+    // A migration check: the same run as Burn 0.21 would have described it, against this one.
+    // The diff reads the 0.22 run, says the Burn versions differ, and compares the rest.
+    let as_021 = tempfile::tempdir().unwrap();
+    for file in ["ops.json", "run.json"] {
+        std::fs::copy(out.path().join(file), as_021.path().join(file)).unwrap();
+    }
+    let run_json = as_021.path().join("run.json");
+    let mut summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&run_json).unwrap()).unwrap();
+    summary["burn_version"] = "0.21.0".into();
+    summary["backend"] = "autodiff<fusion<profiled<cubecl<wgpu>>>>".into();
+    std::fs::write(&run_json, summary.to_string()).unwrap();
+    let before = Run::open(as_021.path()).expect("a run written as Burn 0.21 writes it reads");
+    let after = Run::open(out.path()).expect("the 0.22 run reads as a run");
+    let text = diff::compare(&before, &after, diff::DiffSettings::default()).to_string();
+    assert!(
+        text.contains("  burn: 0.21.0 -> 0.22.1"),
+        "the diff says the Burn versions differ: {text}"
+    );
+    assert!(
+        text.contains("ops, host time per step"),
+        "and compares the ops: {text}"
+    );
 }
