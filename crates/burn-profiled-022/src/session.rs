@@ -5,7 +5,7 @@
 use std::any::TypeId;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use burn::tensor::Device;
 use burn_fusion::observer::FusionObservation;
@@ -32,6 +32,20 @@ pub struct Session {
     _observation: FusionObservation,
     /// Whether the session has said that the device's ops are not visible.
     told_ops_invisible: bool,
+    /// Marks the session live until it is finished or dropped.
+    _live: Live,
+}
+
+/// Whether a session is live in this process: a second one would observe every block twice.
+static LIVE: AtomicBool = AtomicBool::new(false);
+
+/// A live session's mark, taken off when the session ends.
+struct Live;
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        LIVE.store(false, Ordering::SeqCst);
+    }
 }
 
 /// What a session says once when it sees none of the device's ops, and what still works.
@@ -65,8 +79,18 @@ impl Session {
     /// (Flex, NdArray, a CubeCL device with fusion off).
     ///
     /// # Panics
-    /// If a tool it enables was enabled before in this process (the tools are enable-once).
+    /// If another session is live in this process (on this device or another: the tools and
+    /// the observer are process-wide), or if a tool it enables was enabled before in this
+    /// process (the tools are enable-once).
     pub fn start(config: RuntimeConfig, device: &Device, out_dir: impl Into<PathBuf>) -> Self {
+        if LIVE.swap(true, Ordering::SeqCst) {
+            panic!(
+                "burn_profiled_022::Session::start: a session is already live in this process; \
+                 finish it (Session::finish) before starting another, or profile both devices \
+                 in one run"
+            );
+        }
+        let live = Live;
         let name = format!("{device:?}");
         let sync_device = device.clone();
         let sync = DeviceSync::custom(name.clone(), move || {
@@ -110,6 +134,7 @@ impl Session {
             blocks,
             _observation: observation,
             told_ops_invisible: !fused,
+            _live: live,
         }
     }
 
