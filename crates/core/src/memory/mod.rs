@@ -38,14 +38,10 @@ pub use oom::{install_out_of_memory_context, limit_text, remember};
 #[derive(Debug, Clone, PartialEq)]
 #[doc(hidden)]
 pub struct StepSample {
-    #[doc(hidden)]
     pub step: usize,
-    #[doc(hidden)]
     pub host_rss_bytes: u64,
-    #[doc(hidden)]
     pub host_in_use_bytes: Option<u64>,
     /// Each device's memory, in the order of the session's launch threads.
-    #[doc(hidden)]
     pub devices: Vec<(String, DeviceMemory)>,
 }
 

@@ -9,7 +9,6 @@ use super::label::Label;
 #[doc(hidden)]
 pub struct RawDomain {
     /// Unique per domain object in the process (0 is the default domain).
-    #[doc(hidden)]
     pub key: u64,
     #[cfg(feature = "nvtx")]
     handle: nvtx::sys::DomainHandle,

@@ -259,24 +259,15 @@ pub fn record_op(
 /// A kernel as the timeline records it.
 #[doc(hidden)]
 pub struct KernelRecord<'a> {
-    #[doc(hidden)]
     pub device: u32,
-    #[doc(hidden)]
     pub stream: u32,
-    #[doc(hidden)]
     pub name: &'a str,
-    #[doc(hidden)]
     pub start: Duration,
-    #[doc(hidden)]
     pub end: Duration,
     /// The OS thread and start of the op that launched it.
-    #[doc(hidden)]
     pub launched_by: (u32, Duration),
-    #[doc(hidden)]
     pub correlation: u32,
-    #[doc(hidden)]
     pub launch: Option<LaunchCall>,
-    #[doc(hidden)]
     pub shape: KernelShape,
 }
 

@@ -19,24 +19,16 @@ use crate::context::kernel::KernelShape;
 #[doc(hidden)]
 pub struct Kernel {
     /// The correlation id of the driver call that launched it.
-    #[doc(hidden)]
     pub correlation: u32,
     /// Device timestamps, in ns on the CUPTI clock.
-    #[doc(hidden)]
     pub start_ns: u64,
-    #[doc(hidden)]
     pub end_ns: u64,
-    #[doc(hidden)]
     pub device: u32,
-    #[doc(hidden)]
     pub stream: u32,
-    #[doc(hidden)]
     pub name: String,
     /// How it was launched, as the record says.
-    #[doc(hidden)]
     pub shape: KernelShape,
     /// The driver (or runtime) call that launched it, once its record is matched.
-    #[doc(hidden)]
     pub call: Option<ApiCall>,
 }
 
@@ -45,15 +37,11 @@ pub struct Kernel {
 #[doc(hidden)]
 pub struct ApiCall {
     /// CUPTI's callback id: which function (`cuLaunchKernel` is 307).
-    #[doc(hidden)]
     pub cbid: u32,
     /// Host timestamps, in ns on the CUPTI clock.
-    #[doc(hidden)]
     pub start_ns: u64,
-    #[doc(hidden)]
     pub end_ns: u64,
     /// CUPTI's id of the calling thread.
-    #[doc(hidden)]
     pub thread: u32,
 }
 

@@ -82,9 +82,7 @@ pub trait Source: Send + Sync {
 #[derive(Debug, Clone, Copy, Default)]
 #[doc(hidden)]
 pub struct SourceCounts {
-    #[doc(hidden)]
     pub dropped_records: u64,
-    #[doc(hidden)]
     pub tag_errors: u64,
 }
 
@@ -92,23 +90,16 @@ pub struct SourceCounts {
 #[derive(Debug, Clone)]
 #[doc(hidden)]
 pub struct Launch {
-    #[doc(hidden)]
     pub op: &'static Op,
-    #[doc(hidden)]
     pub phase: u32,
-    #[doc(hidden)]
     pub shapes: Option<Box<[Shape]>>,
     /// The op's device (`context::device`), 0 when unknown.
-    #[doc(hidden)]
     pub device: u32,
     /// The OS thread the op ran on, and when it started (the shared clock).
-    #[doc(hidden)]
     pub tid: u32,
-    #[doc(hidden)]
     pub started: Duration,
     /// Started during the stopwatch's warm-up: its kernels stay out of the statistics, as its
     /// host time does.
-    #[doc(hidden)]
     pub in_warmup: bool,
 }
 
@@ -373,16 +364,11 @@ pub fn describe_device(device: u32) -> Option<serde_json::Map<String, serde_json
 /// A kernel matched to the op that launched it, with its start and end on the shared clock.
 #[doc(hidden)]
 pub struct Matched {
-    #[doc(hidden)]
     pub launch: Launch,
-    #[doc(hidden)]
     pub kernel: Kernel,
-    #[doc(hidden)]
     pub start: Duration,
-    #[doc(hidden)]
     pub end: Duration,
     /// The call that launched it, where its record came.
-    #[doc(hidden)]
     pub call: Option<LaunchCall>,
 }
 

@@ -17,13 +17,10 @@ use crate::context::{device as context_device, memory, phase, warmup};
 #[doc(hidden)]
 pub struct OpMemory {
     /// Bytes allocated while it ran.
-    #[doc(hidden)]
     pub alloc_bytes: u64,
     /// Bytes freed while it ran.
-    #[doc(hidden)]
     pub freed_bytes: u64,
     /// Memory in use when it ended (its device's, or the host's).
-    #[doc(hidden)]
     pub in_use_bytes: u64,
 }
 
