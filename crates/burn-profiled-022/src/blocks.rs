@@ -4,7 +4,7 @@
 
 use std::cell::RefCell;
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use burn_fusion::observer::{BlockOperations, FusionObserver};
@@ -16,10 +16,9 @@ use burn_profiled_core::op_names;
 use burn_profiled_core::shape::Shape;
 use burn_profiled_core::sinks::{op_ranges, stats, trace};
 
-use burn_std::DeviceHandle;
-
-use crate::launch_ranges::{self, LaunchRunner};
+use crate::launch_ranges;
 use crate::phases;
+use crate::runners::ComputeRunner;
 
 /// At most this many input shapes key a block's statistics by shapes (as on Burn 0.21).
 const MAX_SHAPES: usize = 8;
@@ -88,18 +87,21 @@ thread_local! {
 pub(crate) struct BlockRecorder {
     /// The session's device, as the core's device id.
     pub(crate) device: u32,
-    /// Ops registered with the fusion server since the session started.
-    pub(crate) registered: AtomicU64,
+    /// Whether an op was registered with the fusion server since the session started.
+    pub(crate) saw_an_op: AtomicBool,
+    /// Whether blocks need their phase: the session keeps statistics or a timeline.
+    phases: bool,
     /// Where the device's kernels are launched, for block ranges: `None` where the session
     /// could not reach it (not a CubeCL device), and ranges open on the fusion thread.
-    launches: Option<DeviceHandle<LaunchRunner>>,
+    launches: Option<ComputeRunner>,
 }
 
 impl BlockRecorder {
-    pub(crate) fn new(device: u32, launches: Option<DeviceHandle<LaunchRunner>>) -> Self {
+    pub(crate) fn new(device: u32, phases: bool, launches: Option<ComputeRunner>) -> Self {
         BlockRecorder {
             device,
-            registered: AtomicU64::new(0),
+            saw_an_op: AtomicBool::new(false),
+            phases,
             launches,
         }
     }
@@ -122,8 +124,12 @@ fn input_shapes<'a>(ops: impl Iterator<Item = &'a OperationIr>) -> Vec<Shape> {
 
 impl FusionObserver for BlockRecorder {
     fn registered(&self, operation: &OperationIr) {
-        self.registered.fetch_add(1, Ordering::Relaxed);
-        phases::registered(operation);
+        if !self.saw_an_op.load(Ordering::Relaxed) {
+            self.saw_an_op.store(true, Ordering::Relaxed);
+        }
+        if self.phases {
+            phases::registered(operation);
+        }
     }
 
     fn block_starts(&self, block: BlockOperations<'_>) {

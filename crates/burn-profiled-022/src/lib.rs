@@ -34,6 +34,7 @@
 mod blocks;
 mod launch_ranges;
 mod phases;
+mod runners;
 mod session;
 
 pub use burn_profiled_core::recorder::RunSummary;

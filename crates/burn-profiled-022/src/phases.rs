@@ -3,7 +3,7 @@
 //! A user range opens and closes on the user's thread; the ops it registers run later, on the
 //! fusion thread, often after the range closed (fusion waits for more ops, or for a read). At
 //! each change of phase, the user's thread queues a small task on the fusion thread's runner
-//! ([`PhaseCursor`]): cubecl's runner takes every service of a device and stage from one FIFO,
+//! ([`runners`](crate::runners)), which takes it in one FIFO with burn-fusion's registrations,
 //! so the task runs there after the ops registered before the change and before those after
 //! it. The fusion thread so knows, at each registration, the phase of the stream that made it,
 //! and a block is in the phase its first op was registered in. Nothing is drained or waited
@@ -11,15 +11,13 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Mutex, PoisonError};
 
-use burn::tensor::Device;
 use burn_ir::{OperationIr, TensorId};
 use burn_profiled_core::context::phase;
-use burn_std::DeviceHandle;
-use burn_std::device::ServerUtilitiesHandle;
-use burn_std::device::{Device as _, DeviceId, DeviceService, DeviceServiceStage};
 use burn_std::stream::StreamId;
+
+use crate::runners::FusionRunner;
 
 thread_local! {
     /// On the fusion thread: each stream's phase, as its last cursor task set it.
@@ -29,33 +27,11 @@ thread_local! {
     static OUTPUT_PHASES: RefCell<HashMap<TensorId, u32>> = RefCell::new(HashMap::new());
 }
 
-/// A service on the fusion thread's runner whose tasks move a stream's phase there.
-pub(crate) struct PhaseCursor;
-
-impl DeviceService for PhaseCursor {
-    fn init(_device_id: DeviceId) -> Self {
-        PhaseCursor
-    }
-
-    fn utilities(&self) -> ServerUtilitiesHandle {
-        Arc::new(())
-    }
-
-    fn stage() -> DeviceServiceStage {
-        // Where burn-fusion's server runs (`burn-fusion@0.22.1:src/client.rs`).
-        DeviceServiceStage::Upstream
-    }
-}
-
 /// The cursors of the devices sessions were started on.
-static CURSORS: Mutex<Vec<DeviceHandle<PhaseCursor>>> = Mutex::new(Vec::new());
+static CURSORS: Mutex<Vec<FusionRunner>> = Mutex::new(Vec::new());
 
-/// Starts carrying the phases of every thread to `device`'s fusion thread. Call with the
-/// calling thread's queued work run (`device.sync()`): making a service on a runner that has
-/// work queued which itself makes one deadlocks in cubecl (the registry's lock is held across).
-pub(crate) fn follow(device: &Device) {
-    let id = device.clone().without_autodiff().as_dispatch().to_id();
-    let handle = DeviceHandle::<PhaseCursor>::new(id);
+/// Starts carrying the phases of every thread to the fusion thread of `handle`.
+pub(crate) fn follow(handle: FusionRunner) {
     // The user's phase at the start, for the ops this thread registers before it changes.
     let stream = StreamId::current();
     let now = phase::current();
@@ -103,6 +79,9 @@ pub(crate) fn registered(operation: &OperationIr) {
 /// output was registered in (0, outside any range, when none has one).
 pub(crate) fn of_block<'a>(operations: impl Iterator<Item = &'a OperationIr>) -> u32 {
     OUTPUT_PHASES.with_borrow_mut(|outputs| {
+        if outputs.is_empty() {
+            return 0;
+        }
         let mut phase = None;
         for operation in operations {
             for output in operation.outputs() {

@@ -120,12 +120,14 @@ impl Session {
             device: name,
         };
         let launches = fused.then(|| {
-            // What this thread queued runs first: see `phases::follow`.
+            // What this thread queued runs first: see `runners::of`.
             let _ = device.sync();
-            crate::phases::follow(device);
-            crate::launch_ranges::runner(device)
+            let (fusion, compute) = crate::runners::of(device);
+            crate::phases::follow(fusion);
+            compute
         });
-        let blocks = Arc::new(BlockRecorder::new(device_id, launches));
+        let phases = config.stats.enabled || config.trace.enabled;
+        let blocks = Arc::new(BlockRecorder::new(device_id, phases, launches));
         let observation = FusionObservation::new(blocks.clone());
         let recorder = RunRecorder::start(config, identity, sync, out_dir.into());
         Session {
@@ -166,7 +168,7 @@ impl Session {
     /// Past a memory limit it returns the guard's error, having printed it on stderr (once):
     /// stop the run, and exit with a failure code.
     pub fn finish_iter(&mut self) -> Result<(), MemoryLimitExceeded> {
-        if !self.told_ops_invisible && self.blocks.registered.load(Ordering::Relaxed) == 0 {
+        if !self.told_ops_invisible && !self.blocks.saw_an_op.load(Ordering::Relaxed) {
             // A CubeCL device whose first step reached no fusion server: fusion is off.
             self.told_ops_invisible = true;
             eprintln!(
