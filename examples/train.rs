@@ -124,7 +124,7 @@ fn train<B: TapBackend>(
         config.to_toml()
     );
     let comparing = config.dump.enabled && config.dump.compare;
-    let dumps = config.dump.dir.clone().unwrap_or_else(|| out.join("dumps"));
+    let dumps = config.dump.dir_in(&out);
     let mut session = Session::start::<B>(config, &device, out);
     if let Some(launch_thread) = launch_thread(&device) {
         session.set_launch_thread(launch_thread);

@@ -90,17 +90,16 @@ impl Session {
         if let Some(note) = registration_times_note(&B::name(device)) {
             eprintln!("{note}");
         }
-        let out_dir: PathBuf = out_dir.into();
-        let dump = config.dump.clone();
         let identity = RunIdentity {
             crate_version: env!("CARGO_PKG_VERSION"),
             burn_version: BURN_VERSION,
             backend: B::name(device),
             device: sync.devices().to_owned(),
         };
-        let recorder = RunRecorder::start(config, identity, sync.into(), out_dir.clone());
+        let recorder = RunRecorder::start(config, identity, sync.into(), out_dir.into());
+        let dump = &recorder.config().dump;
         if dump.enabled {
-            crate::dump::global::enable(dump.dir.unwrap_or_else(|| out_dir.join("dumps")));
+            crate::dump::global::enable(dump.dir_in(recorder.out_dir()));
             if dump.compare {
                 crate::dump::global::set_dump_is_compare(crate::dump::CompareSettings::default());
             }
@@ -222,11 +221,8 @@ impl Session {
         self.recorder.sync().sync();
         drop(std::mem::take(&mut self.attached));
         let dump = &self.recorder.config().dump;
-        let dumps = (dump.enabled && crate::dump::global::dump_count() > 0).then(|| {
-            dump.dir
-                .clone()
-                .unwrap_or_else(|| self.recorder.out_dir().join("dumps"))
-        });
+        let dumps = (dump.enabled && crate::dump::global::dump_count() > 0)
+            .then(|| dump.dir_in(self.recorder.out_dir()));
         self.recorder.finish(dumps.into_iter().collect())
     }
 }

@@ -133,6 +133,23 @@ pub struct DumpSection {
     pub compare: bool,
 }
 
+impl DumpSection {
+    /// Where dumps go for a run writing to `out_dir`: [`dir`](DumpSection::dir), else
+    /// `out_dir/dumps`.
+    ///
+    /// ```
+    /// # use burn_profiled_core as burn_profiled;
+    /// use std::path::Path;
+    /// use burn_profiled::config::DumpSection;
+    ///
+    /// let default = DumpSection::default();
+    /// assert_eq!(default.dir_in(Path::new("run")), Path::new("run/dumps"));
+    /// ```
+    pub fn dir_in(&self, out_dir: &Path) -> PathBuf {
+        self.dir.clone().unwrap_or_else(|| out_dir.join("dumps"))
+    }
+}
+
 /// The capture section.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]

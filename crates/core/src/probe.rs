@@ -17,10 +17,10 @@ use crate::sinks::{device_time, op_ranges, stats, trace};
 
 /// Switches NVTX op ranges on or off, at any time (for example after warm-up).
 ///
-/// While on, every op the edition reports (every op of a `Profiled` backend on Burn 0.21)
-/// pushes a range in the NVTX domain `burn` whose message is the op's name, registered once per
-/// op. An op that is running when the switch
-/// flips still pops the range it pushed.
+/// While on, every op the edition reports (every op of a `Profiled` backend on Burn 0.21, every
+/// block of a Burn 0.22 session) pushes a range in the NVTX domain `burn` whose message is the
+/// op's name, registered once per op. An op that is running when the switch flips still pops
+/// the range it pushed.
 ///
 /// Ranges need an NVTX tool to go to (Nsight Systems, the NVTX recorder): without one attached
 /// to the process, or without the `nvtx` cargo feature, this only records the setting and ops
