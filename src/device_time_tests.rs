@@ -57,6 +57,7 @@ impl Source for Recorded {
         SourceCounts {
             dropped_records: 2,
             tag_errors: 0,
+            ..SourceCounts::default()
         }
     }
     fn timestamp_ns(&self) -> u64 {
@@ -162,6 +163,8 @@ fn each_ops_kernels_add_up_in_its_row_of_the_op_table() {
             tagged_api_calls: 3,
             dropped_records: 2,
             tag_errors: 0,
+            source: "CUPTI",
+            ..Default::default()
         }
     );
     stats::stop();
@@ -477,6 +480,8 @@ fn what_cupti_hands_over_while_stopping_reaches_the_op_table() {
             tagged_api_calls: 2,
             dropped_records: 0,
             tag_errors: 0,
+            source: "CUPTI",
+            ..Default::default()
         }
     );
     assert_eq!(

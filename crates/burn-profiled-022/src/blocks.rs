@@ -10,8 +10,9 @@ use std::time::Duration;
 use burn_fusion::observer::{BlockOperations, FusionObserver};
 use burn_ir::{OperationIr, TensorId};
 use burn_profiled_core::context::op::Op;
-use burn_profiled_core::context::switches::{self, RANGES, SHAPES, STATS, TRACE};
+use burn_profiled_core::context::switches::{self, DEVICE, RANGES, SHAPES, STATS, TRACE};
 use burn_profiled_core::context::{clock, phase};
+use burn_profiled_core::device_time;
 use burn_profiled_core::op_names;
 use burn_profiled_core::shape::Shape;
 use burn_profiled_core::sinks::{op_ranges, stats, trace};
@@ -77,6 +78,8 @@ struct OpenBlock {
     flags: u8,
     started: Duration,
     shapes: Option<Vec<Shape>>,
+    /// Its id for device time, with device time on: its kernels are tagged with it.
+    device_op: Option<u64>,
 }
 
 thread_local! {
@@ -136,7 +139,7 @@ impl FusionObserver for BlockRecorder {
         // Also with everything off: the block's ops are done with their phases.
         let phase = phases::of_block(block.iter());
         let flags = switches::all();
-        if flags & (RANGES | STATS | TRACE) == 0 {
+        if flags & (RANGES | STATS | TRACE | DEVICE) == 0 {
             return;
         }
         let names: Vec<String> = block
@@ -152,12 +155,20 @@ impl FusionObserver for BlockRecorder {
                 None => op_ranges::push_op(op),
             }
         }
+        let started = clock::now();
+        let device_op = (flags & DEVICE != 0).then(|| {
+            let id = device_time::new_op_id();
+            device_time::op_started(id, op, (phase, self.device), shapes.as_deref(), started);
+            device_time::tag_launches(id);
+            id
+        });
         OPEN.set(Some(OpenBlock {
             op,
             phase,
             flags,
-            started: clock::now(),
+            started,
             shapes,
+            device_op,
         }));
     }
 
@@ -166,6 +177,10 @@ impl FusionObserver for BlockRecorder {
             return;
         };
         let ended = clock::now();
+        if let Some(id) = open.device_op {
+            device_time::untag_launches();
+            device_time::op_finished(id);
+        }
         phase::inheriting(open.phase, || {
             if open.flags & TRACE != 0 {
                 trace::record_op(

@@ -25,13 +25,15 @@
 //! What this first version records, and what it does not yet (the guide's
 //! `docs/guide/burn-0.22.md`): each block's time on the fusion thread (the time it took to
 //! issue its kernels, not their device time), its input shapes, its phase (the user range its
-//! first op was registered in, carried to the fusion thread in order), and its NVTX range,
-//! opened and closed on the thread that launches its kernels, around them.
+//! first op was registered in, carried to the fusion thread in order), its NVTX range,
+//! opened and closed on the thread that launches its kernels, around them, and with
+//! `[stats] device_time` its kernels' device time, through CubeCL's launch observer.
 //! The stopwatch, user ranges, memory per step and the run directory are as in the Burn 0.21
 //! edition.
 #![warn(missing_docs)]
 
 mod blocks;
+mod device_time;
 mod launch_ranges;
 mod phases;
 mod runners;

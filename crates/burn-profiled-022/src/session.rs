@@ -129,7 +129,17 @@ impl Session {
         let phases = config.stats.enabled || config.trace.enabled;
         let blocks = Arc::new(BlockRecorder::new(device_id, phases, launches));
         let observation = FusionObservation::new(blocks.clone());
-        let recorder = RunRecorder::start(config, identity, sync, out_dir.into());
+        // Device time through CubeCL's launch observer, on devices whose launches it sees.
+        let device_time = fused.then(|| {
+            Box::new(crate::device_time::start) as burn_profiled_core::recorder::DeviceTimeStart
+        });
+        let recorder = RunRecorder::start_timing_devices_with(
+            config,
+            identity,
+            sync,
+            out_dir.into(),
+            device_time,
+        );
         Session {
             recorder,
             device: device.clone(),

@@ -5,6 +5,7 @@
 //! devices, dumps) around a [`RunRecorder`].
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -13,7 +14,7 @@ use crate::config::RuntimeConfig;
 use crate::context::clock;
 use crate::context::memory::DeviceMemory;
 use crate::device_sync::DeviceSync;
-use crate::device_time::{self, DeviceTimeSummary};
+use crate::device_time::{self, DeviceTimeError, DeviceTimeSummary, Source};
 use crate::formats::RUN_FORMAT_VERSION;
 use crate::host::{MemoryGuard, MemoryLimitExceeded};
 use crate::memory::{self, MemoryRun, MemorySteps, StepSample};
@@ -92,6 +93,11 @@ pub struct RunIdentity {
     pub device: String,
 }
 
+/// How an edition records device time when warm-up ends (`[stats] device_time`), where it
+/// does not go through CUPTI: the source it starts, or why it cannot.
+#[doc(hidden)]
+pub type DeviceTimeStart = Box<dyn FnOnce() -> Result<Arc<dyn Source>, DeviceTimeError> + Send>;
+
 /// A run under a [`RuntimeConfig`], as every edition's session records it.
 #[doc(hidden)]
 pub struct RunRecorder {
@@ -110,6 +116,8 @@ pub struct RunRecorder {
     sync: DeviceSync,
     /// Whether device time is being recorded.
     device_time: bool,
+    /// The edition's own way of recording it, instead of CUPTI.
+    device_time_start: Option<DeviceTimeStart>,
     /// The per-step memory series, with `[memory] per_step`.
     memory_steps: Option<MemorySteps>,
     /// The memory limit's message, once one stopped the run (printed once).
@@ -127,6 +135,18 @@ impl RunRecorder {
         identity: RunIdentity,
         sync: DeviceSync,
         out_dir: PathBuf,
+    ) -> Self {
+        Self::start_timing_devices_with(config, identity, sync, out_dir, None)
+    }
+
+    /// [`start`](Self::start), with device time recorded by `device_time_start`'s source
+    /// rather than CUPTI, when the config asks for it.
+    pub fn start_timing_devices_with(
+        config: RuntimeConfig,
+        identity: RunIdentity,
+        sync: DeviceSync,
+        out_dir: PathBuf,
+        device_time_start: Option<DeviceTimeStart>,
     ) -> Self {
         if config.stopwatch.enabled {
             let mut stopwatch_config =
@@ -174,6 +194,7 @@ impl RunRecorder {
             warmup_done: false,
             sync,
             device_time: false,
+            device_time_start,
             memory_steps: None,
             stopped_by: None,
         };
@@ -217,6 +238,7 @@ impl RunRecorder {
 
     fn end_warmup(&mut self) {
         self.warmup_done = true;
+        let device_time_start = self.device_time_start.take();
         let config = &self.config;
         probe::set_op_sync(config.nvtx.per_op_sync);
         probe::set_op_ranges(config.nvtx.op_ranges);
@@ -228,7 +250,11 @@ impl RunRecorder {
             });
         }
         if config.stats.device_time {
-            match device_time::start() {
+            let started = match device_time_start {
+                Some(start) => start().map(device_time::start_with),
+                None => device_time::start(),
+            };
+            match started {
                 Ok(()) => self.device_time = true,
                 Err(why) => eprintln!("burn-profiled: {why}; the op table has host times only"),
             }
@@ -445,6 +471,9 @@ impl RunRecorder {
 /// attributed, and what CUPTI reported of itself.
 fn device_time_line(kernels: u64, summary: &DeviceTimeSummary) -> String {
     let all = kernels + summary.unattributed_kernels;
+    if summary.source != "CUPTI" {
+        return launch_observer_line(kernels, summary);
+    }
     let mut line = format!(
         "device time: {kernels} of {all} kernels attributed to their op ({:.2}%); CUPTI: \
          {} API calls tagged, {} kernels without an end, {} records dropped, {} tag errors",
@@ -458,6 +487,41 @@ fn device_time_line(kernels: u64, summary: &DeviceTimeSummary) -> String {
         line.push_str(
             "\nburn-profiled: no kernel launch was made under an op on the thread that launched \
              it: run the steps on the launch thread (`Session::set_launch_thread`)",
+        );
+    }
+    line
+}
+
+/// The closing line of device time recorded through CubeCL's launch observer: what was
+/// attributed, and the launches that were not measured on the device, apart.
+fn launch_observer_line(kernels: u64, summary: &DeviceTimeSummary) -> String {
+    let all = kernels + summary.unattributed_kernels;
+    let mut line = format!(
+        "device time: {kernels} of {all} kernels attributed to their op ({:.2}%), measured by \
+         the device through {}",
+        100.0 * kernels as f64 / all.max(1) as f64,
+        summary.source,
+    );
+    if summary.host_timed_kernels > 0 {
+        line.push_str(&format!(
+            "\nburn-profiled: {} launches were timed on the host instead ({:.3} ms in all: \
+             submit and wait, not kernel time; CubeCL's TimingMethod::System, as wgpu does \
+             without timestamp queries): left out of the op table",
+            summary.host_timed_kernels,
+            summary.host_timed_ns as f64 / 1e6,
+        ));
+    }
+    if summary.unmeasured_kernels > 0 {
+        line.push_str(&format!(
+            "\nburn-profiled: {} launches came back without a measurement: left out",
+            summary.unmeasured_kernels
+        ));
+    }
+    if all == 0 && summary.host_timed_kernels == 0 && summary.unmeasured_kernels == 0 {
+        line.push_str(
+            "\nburn-profiled: no kernel launch reached burn-profiled's launch observer: CubeCL \
+             has one slot for it, and another observer (burn-instrument?) took it after the \
+             session started",
         );
     }
     line

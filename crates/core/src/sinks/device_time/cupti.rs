@@ -242,6 +242,7 @@ impl Source for Cupti {
         SourceCounts {
             dropped_records: DROPPED_RECORDS.load(Ordering::Relaxed),
             tag_errors: self.tag_errors.load(Ordering::Relaxed),
+            ..SourceCounts::default()
         }
     }
 }

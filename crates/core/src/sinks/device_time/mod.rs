@@ -76,6 +76,10 @@ pub trait Source: Send + Sync {
     }
     /// The source's clock now, in ns: kernel timestamps are on it.
     fn timestamp_ns(&self) -> u64;
+    /// What the source is, as the session's closing line names it.
+    fn name(&self) -> &'static str {
+        "CUPTI"
+    }
 }
 
 /// What a source counted of its own failures over a recording.
@@ -84,6 +88,11 @@ pub trait Source: Send + Sync {
 pub struct SourceCounts {
     pub dropped_records: u64,
     pub tag_errors: u64,
+    /// Launches measured on the host instead (wgpu's fallback): never device time.
+    pub host_timed_kernels: u64,
+    pub host_timed_ns: u64,
+    /// Launches whose measurement came back empty.
+    pub unmeasured_kernels: u64,
 }
 
 /// What an op was when it started, kept until its kernels are matched.
@@ -207,6 +216,24 @@ pub struct DeviceTimeSummary {
     pub dropped_records: u64,
     /// Tags CUPTI refused or popped out of order.
     pub tag_errors: u64,
+    /// Launches the device measured with the host's clock instead of its own (CubeCL's
+    /// `TimingMethod::System`: wgpu without timestamp queries), which is the submit and the
+    /// wait around the kernel, not its device time: counted here, never in the op table.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub host_timed_kernels: u64,
+    /// Their host time, in ns.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub host_timed_ns: u64,
+    /// Launches whose measurement the device gave back empty.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub unmeasured_kernels: u64,
+    /// What recorded the kernels: `CUPTI`, or CubeCL's launch observer.
+    #[serde(skip)]
+    pub source: &'static str,
+}
+
+fn is_zero(count: &u64) -> bool {
+    *count == 0
 }
 
 /// Stops recording. Sync the device first: CUPTI then hands over every record it holds. The
@@ -220,6 +247,7 @@ pub fn stop() -> DeviceTimeSummary {
         .unwrap_or_else(PoisonError::into_inner)
         .take();
     let reading = source.as_ref().map(|source| Reading::take(source.as_ref()));
+    let name = source.as_ref().map_or("", |source| source.name());
     let counts = source.map(|source| source.stop()).unwrap_or_default();
     let mut matching = matching();
     if let (Some(matching), Some(reading)) = (matching.as_mut(), reading) {
@@ -237,6 +265,10 @@ pub fn stop() -> DeviceTimeSummary {
         tagged_api_calls: matching.correlator.tagged_api_calls(),
         dropped_records: counts.dropped_records,
         tag_errors: counts.tag_errors,
+        host_timed_kernels: counts.host_timed_kernels,
+        host_timed_ns: counts.host_timed_ns,
+        unmeasured_kernels: counts.unmeasured_kernels,
+        source: name,
     }
 }
 
