@@ -5,6 +5,7 @@
 use std::cell::RefCell;
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use burn_fusion::observer::{BlockOperations, FusionObserver};
@@ -15,9 +16,11 @@ use burn_profiled_core::context::{clock, phase};
 use burn_profiled_core::device_time;
 use burn_profiled_core::op_names;
 use burn_profiled_core::shape::Shape;
+use burn_profiled_core::sinks::stats::OpMemory;
 use burn_profiled_core::sinks::{op_ranges, stats, trace};
 
 use crate::launch_ranges;
+use crate::logical_memory::LiveTensors;
 use crate::phases;
 use crate::runners::ComputeRunner;
 
@@ -80,6 +83,8 @@ struct OpenBlock {
     shapes: Option<Vec<Shape>>,
     /// Its id for device time, with device time on: its kernels are tagged with it.
     device_op: Option<u64>,
+    /// What its ops allocated and freed, with per-op memory on.
+    memory: Option<OpMemory>,
 }
 
 thread_local! {
@@ -97,16 +102,45 @@ pub(crate) struct BlockRecorder {
     /// Where the device's kernels are launched, for block ranges: `None` where the session
     /// could not reach it (not a CubeCL device), and ranges open on the fusion thread.
     launches: Option<ComputeRunner>,
+    /// The device's live tensors, from the session's start, with `[memory] per_op`; the
+    /// timeline's counter track for them.
+    memory: Option<(Mutex<LiveTensors>, String)>,
 }
 
 impl BlockRecorder {
-    pub(crate) fn new(device: u32, phases: bool, launches: Option<ComputeRunner>) -> Self {
+    pub(crate) fn new(
+        device: u32,
+        phases: bool,
+        launches: Option<ComputeRunner>,
+        memory: Option<String>,
+    ) -> Self {
         BlockRecorder {
             device,
             saw_an_op: AtomicBool::new(false),
             phases,
             launches,
+            memory: memory.map(|track| (Mutex::new(LiveTensors::default()), track)),
         }
+    }
+
+    /// The bytes of the device's tensors alive now, as the IR gives them, with `[memory]
+    /// per_op`: those made since the session started and not freed since.
+    pub(crate) fn live_bytes(&self) -> Option<u64> {
+        let (live, _) = self.memory.as_ref()?;
+        Some(
+            live.lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .live_bytes(),
+        )
+    }
+
+    /// How many tensors had no byte size (sub-byte quantized types), with `[memory] per_op`.
+    pub(crate) fn unsized_tensors(&self) -> u64 {
+        self.memory.as_ref().map_or(0, |(live, _)| {
+            live.lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .unsized_tensors()
+        })
     }
 }
 
@@ -136,8 +170,14 @@ impl FusionObserver for BlockRecorder {
     }
 
     fn block_starts(&self, block: BlockOperations<'_>) {
-        // Also with everything off: the block's ops are done with their phases.
+        // Also with everything off: the block's ops are done with their phases, and their
+        // tensors are live or freed.
         let phase = phases::of_block(block.iter());
+        let memory = self.memory.as_ref().map(|(live, _)| {
+            live.lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .apply(block.iter())
+        });
         let flags = switches::all();
         if flags & (RANGES | STATS | TRACE | DEVICE) == 0 {
             return;
@@ -169,6 +209,7 @@ impl FusionObserver for BlockRecorder {
             started,
             shapes,
             device_op,
+            memory: memory.filter(|_| stats::memory_per_op()),
         }));
     }
 
@@ -189,6 +230,13 @@ impl FusionObserver for BlockRecorder {
                     self.device,
                     open.shapes.as_deref(),
                 );
+                if let (Some(call), Some((_, track))) = (open.memory, &self.memory) {
+                    trace::record_counter(
+                        track,
+                        ended,
+                        &[("live_bytes", call.in_use_bytes as f64)],
+                    );
+                }
             }
             if open.flags & STATS != 0 {
                 stats::record(
@@ -196,7 +244,7 @@ impl FusionObserver for BlockRecorder {
                     ended.saturating_sub(open.started),
                     open.shapes,
                     self.device,
-                    None,
+                    open.memory,
                 );
             }
         });

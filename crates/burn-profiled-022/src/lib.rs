@@ -35,6 +35,7 @@
 mod blocks;
 mod device_time;
 mod launch_ranges;
+mod logical_memory;
 mod phases;
 mod runners;
 mod session;

@@ -113,6 +113,8 @@ impl Session {
                 ops_invisible_note(device, "it is not a CubeCL device, whose ops fusion runs")
             );
         }
+        let per_op_memory = (config.memory.per_op && config.stats.enabled)
+            .then(|| format!("logical memory {name}"));
         let identity = RunIdentity {
             crate_version: env!("CARGO_PKG_VERSION"),
             burn_version: BURN_VERSION,
@@ -127,7 +129,12 @@ impl Session {
             compute
         });
         let phases = config.stats.enabled || config.trace.enabled;
-        let blocks = Arc::new(BlockRecorder::new(device_id, phases, launches));
+        let blocks = Arc::new(BlockRecorder::new(
+            device_id,
+            phases,
+            launches,
+            per_op_memory,
+        ));
         let observation = FusionObservation::new(blocks.clone());
         // Device time through CubeCL's launch observer, on devices whose launches it sees.
         let device_time = fused.then(|| {
@@ -170,6 +177,17 @@ impl Session {
         self.recorder.warmup_done()
     }
 
+    /// With `[memory] per_op`, the bytes of the device's tensors alive now, from the IR (exact
+    /// from shapes and dtypes, no padding nor reserve): those made since the session started
+    /// and not freed since, once the ops registered so far have run (after
+    /// `Device::memory_pool_usage` or a read, for this thread's). `None` without it.
+    ///
+    /// Tensors dropped on another thread than the one whose ops made them stay live here:
+    /// burn-fusion does not report those frees.
+    pub fn live_bytes(&self) -> Option<u64> {
+        self.blocks.live_bytes()
+    }
+
     /// Ends an iteration: the stopwatch's `finish_iter`, per-op tools on when warm-up ends, the
     /// memory sample of a measured step (`[memory] per_step`: the device's memory pools, read
     /// after the calling thread's queued ops ran), and the memory guards' checks
@@ -209,6 +227,13 @@ impl Session {
     /// directory, with `ops_by_shapes.json` when statistics are kept by shapes.
     pub fn finish(self) -> std::io::Result<RunSummary> {
         self.recorder.sync().sync();
+        let unsized_tensors = self.blocks.unsized_tensors();
+        if unsized_tensors > 0 {
+            eprintln!(
+                "burn-profiled: {unsized_tensors} tensors had a sub-byte quantized dtype, whose \
+                 size per element the IR does not give: per-op memory counts them as 0 bytes"
+            );
+        }
         self.recorder.finish(Vec::new())
     }
 }
