@@ -93,7 +93,6 @@ pub use burn_profiled_core::trace;
 #[doc(hidden)]
 pub use burn_profiled_core::cli_output;
 pub use burn_profiled_core::{config, host, memory, runs, stopwatch};
-use burn_profiled_core::{files, python};
 
 #[cfg(test)]
 mod device_time_tests;

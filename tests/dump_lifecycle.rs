@@ -133,7 +133,7 @@ fn current(d: &mut TensorDumper) {
 
 /// The original's documented comparison message (section 3.11), shared with the unit test of
 /// the comparison walk.
-const MESSAGE: &str = include_str!("golden/compare_message.txt");
+const MESSAGE: &str = include_str!("../crates/core/tests/golden/compare_message.txt");
 
 #[test]
 fn dump_then_compare_consistent_and_the_failure_message() {

@@ -21,12 +21,11 @@ use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 use burn::tensor::Tensor;
 use burn::tensor::backend::{AutodiffBackend, Backend};
 
+use burn_profiled_core::dump::{AddOptions, CompareSettings, DumpError, DumpType, ToDump};
+
 use super::dumper::TensorDumper;
-use super::error::DumpError;
 use super::grads::GradValues;
-use super::options::{AddOptions, CompareSettings, DumpType};
 use super::ragged::RaggedBatch;
-use super::value::ToDump;
 
 static DUMPER: OnceLock<Mutex<TensorDumper>> = OnceLock::new();
 
@@ -89,16 +88,16 @@ pub fn pop_range() -> Result<Option<String>, DumpError> {
 
 /// See [`TensorDumper::add_tensor_data`]. Prefer [`add_tensor_data_with`]: this one builds
 /// `data` (and reads nothing) even while disabled.
-pub fn add_tensor_data(
+pub fn add_tensor_data<Burn>(
     path: &str,
-    data: impl ToDump,
+    data: impl ToDump<Burn>,
     options: AddOptions,
 ) -> Result<(), DumpError> {
     with(|d| d.add_tensor_data(path, data, options)).unwrap_or(Ok(()))
 }
 
 /// See [`TensorDumper::add_tensor_data_with`]; `data` is not called while disabled.
-pub fn add_tensor_data_with<T: ToDump>(
+pub fn add_tensor_data_with<Burn, T: ToDump<Burn>>(
     path: &str,
     data: impl FnOnce() -> T,
     options: AddOptions,
@@ -107,12 +106,16 @@ pub fn add_tensor_data_with<T: ToDump>(
 }
 
 /// See [`TensorDumper::add_grad_data`].
-pub fn add_grad_data(path: &str, data: impl ToDump, options: AddOptions) -> Result<(), DumpError> {
+pub fn add_grad_data<Burn>(
+    path: &str,
+    data: impl ToDump<Burn>,
+    options: AddOptions,
+) -> Result<(), DumpError> {
     with(|d| d.add_grad_data(path, data, options)).unwrap_or(Ok(()))
 }
 
 /// See [`TensorDumper::add_grad_data_with`]; `data` is not called while disabled.
-pub fn add_grad_data_with<T: ToDump>(
+pub fn add_grad_data_with<Burn, T: ToDump<Burn>>(
     path: &str,
     data: impl FnOnce() -> T,
     options: AddOptions,
@@ -181,7 +184,7 @@ pub fn set_dump_count(count: usize) {
 
 /// See [`TensorDumper::reset_dump_count`].
 pub fn reset_dump_count() {
-    with(TensorDumper::reset_dump_count);
+    with(|d| d.reset_dump_count());
 }
 
 /// See [`TensorDumper::perform_after_dump_count`].
@@ -190,10 +193,10 @@ pub fn perform_after_dump_count(count: usize, action: impl FnMut() + Send + 'sta
 }
 
 /// See [`TensorDumper::register_custom_converter`].
-pub fn register_custom_converter<T, V>(convert: impl Fn(T) -> V + Send + 'static)
+pub fn register_custom_converter<T, V, Burn>(convert: impl Fn(T) -> V + Send + 'static)
 where
     T: Any + Send,
-    V: ToDump,
+    V: ToDump<Burn>,
 {
     with(|d| d.register_custom_converter(convert));
 }

@@ -14,11 +14,13 @@
 use std::any::Any;
 
 use burn::tensor::backend::AutodiffBackend;
-use burn::tensor::{Tensor, TensorPrimitive};
+use burn::tensor::{Tensor, TensorData, TensorPrimitive};
+use burn_profiled_core::dump::blob::Array;
+use burn_profiled_core::dump::json::PyJson;
+use burn_profiled_core::dump::{Content, DumpError, Node, Record};
 
-use super::error::DumpError;
-use super::json::PyJson;
-use super::tree::{Content, Node, Record};
+use super::tap::Sink;
+use super::tensors;
 
 /// What an untracked tensor's gradient is dumped as (the original's literal string).
 pub const REQUIRES_GRAD_FALSE: &str = "`.requires_grad == False`";
@@ -91,7 +93,7 @@ pub(crate) fn resolve<B: AutodiffBackend>(
     for (_, node) in root.iter_mut() {
         node.for_each_record(&mut |node| {
             if let Node::Record(Record {
-                content: Content::Pending(_) | Content::Tap(_),
+                content: Content::Pending(_),
                 dump_type,
                 permute,
             }) = node
@@ -113,7 +115,7 @@ pub(crate) fn resolve<B: AutodiffBackend>(
 }
 
 enum Outcome {
-    Data(burn::tensor::TensorData),
+    Data(Array),
     Leaf(PyJson),
 }
 
@@ -121,7 +123,7 @@ enum Outcome {
 /// resolved.
 enum Collected<'a> {
     Ready(Outcome),
-    Tap(&'a super::tap::Sink, String),
+    Tap(&'a Sink, String),
 }
 
 fn collect<'a, B: AutodiffBackend>(
@@ -142,35 +144,34 @@ fn collect<'a, B: AutodiffBackend>(
             }
         }
         Node::Record(Record {
-            content: Content::Pending(primitive),
+            content: Content::Pending(pending),
             ..
-        }) => out.push(Collected::Ready(gradient::<B>(
-            primitive.as_ref(),
-            path,
-            grads,
-        )?)),
-        Node::Record(Record {
-            content: Content::Tap(sink),
-            ..
-        }) => out.push(Collected::Tap(sink, path.to_owned())),
+        }) => match pending.downcast_ref::<Sink>() {
+            Some(sink) => out.push(Collected::Tap(sink, path.to_owned())),
+            None => out.push(Collected::Ready(gradient::<B>(
+                pending.as_ref(),
+                path,
+                grads,
+            )?)),
+        },
         Node::Record(_) | Node::Leaf(_) => {}
     }
     Ok(())
 }
 
 /// The gradient a tap captured.
-fn tapped(sink: &super::tap::Sink, path: &str) -> Result<Outcome, DumpError> {
+fn tapped(sink: &Sink, path: &str) -> Result<Outcome, DumpError> {
     if sink.untracked() {
         return Ok(Outcome::Leaf(PyJson::Str(REQUIRES_GRAD_FALSE.to_owned())));
     }
     match sink.take() {
         None => Ok(Outcome::Leaf(PyJson::Null)),
         Some(read) => read()
-            .map(Outcome::Data)
             .map_err(|message| DumpError::TensorRead {
                 path: path.to_owned(),
                 message,
-            }),
+            })
+            .and_then(|data| data_at(data, path)),
     }
 }
 
@@ -188,14 +189,13 @@ fn gradient<B: AutodiffBackend>(
         }
         return match tensor.grad(grads) {
             None => Ok(Outcome::Leaf(PyJson::Null)),
-            Some(grad) => {
-                grad.try_into_data()
-                    .map(Outcome::Data)
-                    .map_err(|error| DumpError::TensorRead {
-                        path: path.to_owned(),
-                        message: format!("{error:?}"),
-                    })
-            }
+            Some(grad) => grad
+                .try_into_data()
+                .map_err(|error| DumpError::TensorRead {
+                    path: path.to_owned(),
+                    message: format!("{error:?}"),
+                })
+                .and_then(|data| data_at(data, path)),
         };
     }
     if primitive.is::<B::IntTensorPrimitive>() || primitive.is::<B::BoolTensorPrimitive>() {
@@ -205,4 +205,9 @@ fn gradient<B: AutodiffBackend>(
         "The tensor added for its gradient at `{path}` is not a tensor of the backend `{}` given to `set_gradients`",
         std::any::type_name::<B>()
     )))
+}
+
+/// A gradient's values as the dumper keeps them.
+fn data_at(data: TensorData, path: &str) -> Result<Outcome, DumpError> {
+    tensors::array_at(data, path).map(Outcome::Data)
 }

@@ -51,28 +51,23 @@
 //! * An image's `original_range` leaves NaNs out (numpy's `min`/`max` give NaN): the range
 //!   of its other values, or `[Infinity, -Infinity]` when every value is NaN.
 
-pub mod blob;
-pub mod compare;
-pub mod json;
+// What no Burn version changes (the value tree, the files, comparison, Python interchange) is
+// the core's, shared with the other editions; this module adds Burn 0.21's tensors.
+pub use burn_profiled_core::dump::{blob, compare, json};
 
-mod add;
-mod convert;
 mod dumper;
-mod error;
-mod format;
 pub mod global;
 pub mod grads;
-mod options;
 pub mod ragged;
 pub mod tap;
-mod tree;
-mod value;
-mod write;
+mod tensors;
 
-pub use dumper::{Action, TensorDumper};
-pub use error::DumpError;
+pub use burn_profiled_core::dump::{
+    Action, AddOptions, CompareSettings, DumpError, DumpType, Map, ToDump, Value,
+};
+pub use dumper::TensorDumper;
 pub use grads::{GradValues, REQUIRES_GRAD_FALSE};
-pub use options::{AddOptions, CompareSettings, DumpType};
 pub use ragged::RaggedBatch;
 pub use tap::{TapBackend, enable_grad_taps};
-pub use value::{Map, ToDump, Value};
+#[doc(hidden)]
+pub use tensors::Burn021;

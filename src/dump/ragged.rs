@@ -10,10 +10,9 @@ use std::any::Any;
 
 use burn::tensor::TensorData;
 
-use super::convert::Converters;
-use super::error::DumpError;
-use super::format::check_data;
-use super::value::{Map, ToDump, Value};
+use burn_profiled_core::dump::{Converters, DumpError, Map, ToDump, Value};
+
+use super::tensors::check_data;
 
 /// A padded batch of samples of different sizes along one dim.
 pub trait RaggedBatch: Any + Send {

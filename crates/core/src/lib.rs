@@ -34,6 +34,7 @@ pub mod sinks;
 
 pub mod config;
 mod device_sync;
+pub mod dump;
 pub mod formats;
 pub mod host;
 pub mod memory;

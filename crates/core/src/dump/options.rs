@@ -68,7 +68,7 @@ impl DumpType {
 /// `dump_type_override`, `permute_axes`, `permute_axes_override` and `exclude`.
 ///
 /// ```
-/// use burn_profiled::dump::{AddOptions, DumpType};
+/// use burn_profiled_core::dump::{AddOptions, DumpType};
 ///
 /// let options = AddOptions::new(DumpType::Binary)
 ///     .type_override("img", DumpType::ImageRgb)

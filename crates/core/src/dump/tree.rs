@@ -6,14 +6,14 @@
 
 use std::any::Any;
 
-use burn::tensor::TensorData;
-
+use super::blob::Array;
 use super::error::DumpError;
 use super::json::PyJson;
 use super::options::DumpType;
 
 /// A node of a stored structure.
-pub(crate) enum Node {
+#[doc(hidden)]
+pub enum Node {
     Map(Vec<(String, Node)>),
     List(Vec<Node>),
     /// A non-tensor leaf: null, bool, number or string.
@@ -22,20 +22,21 @@ pub(crate) enum Node {
 }
 
 /// A tensor leaf with its dump type and permutation (the original's `_TensorWithFormat`).
-pub(crate) struct Record {
+#[doc(hidden)]
+pub struct Record {
     pub content: Content,
     pub dump_type: DumpType,
     pub permute: Option<Vec<usize>>,
 }
 
 /// What a record holds.
-pub(crate) enum Content {
+#[doc(hidden)]
+pub enum Content {
     /// The tensor's values (a snapshot taken when it was added).
-    Data(TensorData),
-    /// A tensor added for its gradient, before `set_gradients`: its primitive, type-erased.
+    Data(Array),
+    /// A tensor added for its gradient, before the gradients are set: what the edition needs
+    /// to find its gradient (its primitive, or a gradient tap's sink), type-erased.
     Pending(Box<dyn Any + Send>),
-    /// A gradient tap on an intermediate tensor, filled by the next backward.
-    Tap(super::tap::Sink),
 }
 
 impl Node {
@@ -70,7 +71,8 @@ impl Node {
 
 /// Rejects a name that could take a file out of the dump directory: `..`, `.`, or one holding
 /// `/`, `\` or NUL (absolute paths included).
-pub(crate) fn check_name(name: &str, context: impl FnOnce() -> String) -> Result<(), DumpError> {
+#[doc(hidden)]
+pub fn check_name(name: &str, context: impl FnOnce() -> String) -> Result<(), DumpError> {
     if name == ".." || name == "." || name.contains(['/', '\\', '\0']) {
         return Err(DumpError::InvalidName {
             name: name.to_owned(),
@@ -88,7 +90,8 @@ enum Slot<'a> {
 
 /// Inserts `data` at the dotted `path` of the structure `root`, with the original's rules.
 /// Nothing changes when it fails.
-pub(crate) fn insert_at_path(
+#[doc(hidden)]
+pub fn insert_at_path(
     root: &mut Vec<(String, Node)>,
     path: &str,
     data: Node,

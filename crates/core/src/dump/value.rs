@@ -2,14 +2,14 @@
 //! conversion into it.
 //!
 //! Anything that implements [`ToDump`] can be dumped: Burn tensors of any backend, rank and
-//! kind, numbers, `bool`, strings, `Option` (`None` is `null`), `Vec`, arrays, tuples (as
+//! kind (through their edition), numbers, `bool`, strings, `Option` (`None` is `null`), `Vec`, arrays, tuples (as
 //! lists), [`Map`] and `BTreeMap<String, _>` (objects), [`PyJson`] and [`Value`] itself. A type
 //! of another crate, which cannot implement [`ToDump`] here, is wrapped with [`Value::opaque`]
 //! and turned into a tree by a converter registered for its type (see
 //! [`TensorDumper::register_custom_converter`](super::TensorDumper::register_custom_converter)).
 //!
 //! ```
-//! use burn_profiled::dump::{Map, ToDump, Value};
+//! use burn_profiled_core::dump::{Map, ToDump, Value};
 //!
 //! let value = Map::new().with("n", 3).with("names", vec!["a", "b"]).with("none", None::<i32>);
 //! assert!(matches!(value.to_dump(), Value::Map(_)));
@@ -19,9 +19,7 @@ use std::any::{Any, TypeId};
 use std::collections::BTreeMap;
 use std::fmt;
 
-use burn::tensor::backend::Backend;
-use burn::tensor::{BasicOps, Element, Tensor, TensorData};
-
+use super::blob::Array;
 use super::json::PyJson;
 
 /// A value to dump: a tree of maps (insertion order), lists, scalars, strings, tensors and
@@ -85,13 +83,13 @@ impl Map {
     }
 
     /// Adds `key: value` (builder style). A repeated key replaces the earlier value in place.
-    pub fn with(mut self, key: impl Into<String>, value: impl ToDump) -> Map {
+    pub fn with<Burn>(mut self, key: impl Into<String>, value: impl ToDump<Burn>) -> Map {
         self.insert(key, value);
         self
     }
 
     /// Adds `key: value`; a repeated key replaces the earlier value in place.
-    pub fn insert(&mut self, key: impl Into<String>, value: impl ToDump) {
+    pub fn insert<Burn>(&mut self, key: impl Into<String>, value: impl ToDump<Burn>) {
         let key = key.into();
         let value = value.to_dump();
         match self.0.iter_mut().find(|(k, _)| *k == key) {
@@ -107,7 +105,7 @@ impl Map {
 }
 
 /// A tensor in a [`Value`]: a type-erased Burn tensor, read when the dumper takes it.
-pub struct TensorLeaf(pub(crate) Box<dyn ErasedTensor>);
+pub struct TensorLeaf(#[doc(hidden)] pub Box<dyn ErasedTensor>);
 
 /// A user value waiting for a converter.
 pub struct Opaque {
@@ -116,57 +114,51 @@ pub struct Opaque {
     pub(crate) value: Box<dyn Any + Send>,
 }
 
-/// A Burn tensor with its backend, rank and kind erased.
-pub(crate) trait ErasedTensor: Send {
+/// A Burn tensor with its backend, rank and kind erased: what each edition's tensors are in a
+/// [`Value`].
+#[doc(hidden)]
+pub trait ErasedTensor: Send {
     /// Reads the values (the dumper's snapshot).
-    fn into_data(self: Box<Self>) -> Result<TensorData, String>;
-    /// The primitive (`K::Primitive`), for gradients: `TensorPrimitive<B>` for float tensors.
+    fn into_array(self: Box<Self>) -> Result<Array, TensorLeafError>;
+    /// What the edition needs to find its gradient (its primitive), type-erased.
     fn into_primitive(self: Box<Self>) -> Box<dyn Any + Send>;
 }
 
-struct Erased<B: Backend, const D: usize, K: BasicOps<B>>(Tensor<B, D, K>);
+/// Why a tensor's values could not be taken.
+#[doc(hidden)]
+#[derive(Debug)]
+pub enum TensorLeafError {
+    /// The backend could not read them.
+    Read(String),
+    /// Its dtype has no dumped form (quantized), as `Debug` prints it.
+    UnsupportedDtype(String),
+    /// Its bytes do not match its shape and dtype (tensor data built by hand).
+    Invalid(String),
+}
 
-impl<B, const D: usize, K> ErasedTensor for Erased<B, D, K>
-where
-    B: Backend,
-    K: BasicOps<B> + 'static,
-    K::Elem: Element,
-    K::Primitive: Send + 'static,
-{
-    fn into_data(self: Box<Self>) -> Result<TensorData, String> {
-        self.0.try_into_data().map_err(|error| format!("{error:?}"))
+/// Values already read: dumped as they are; not usable as gradient inputs.
+impl ErasedTensor for Array {
+    fn into_array(self: Box<Self>) -> Result<Array, TensorLeafError> {
+        Ok(*self)
     }
 
     fn into_primitive(self: Box<Self>) -> Box<dyn Any + Send> {
-        Box::new(self.0.into_primitive())
+        self
     }
 }
 
-/// Tensor values already read (ragged-batch samples): dumped as they are; not usable as
-/// gradient inputs.
-pub(crate) struct DataTensor(pub TensorData);
-
-impl ErasedTensor for DataTensor {
-    fn into_data(self: Box<Self>) -> Result<TensorData, String> {
-        Ok(self.0)
-    }
-
-    fn into_primitive(self: Box<Self>) -> Box<dyn Any + Send> {
-        Box::new(self.0)
-    }
-}
-
-impl ToDump for TensorData {
+impl ToDump for Array {
     fn to_dump(self) -> Value {
-        Value::Tensor(TensorLeaf(Box::new(DataTensor(self))))
+        Value::Tensor(TensorLeaf(Box::new(self)))
     }
 }
 
 /// Conversion into the dumper's value tree.
 ///
 /// Implement it for your own types to dump them directly (or register a converter for types
-/// of other crates).
-pub trait ToDump {
+/// of other crates). `Burn` is a marker an edition implements it for its Burn's tensors with
+/// (the compiler infers it); your own implementations leave it out.
+pub trait ToDump<Burn = ()> {
     /// The value tree for `self`.
     fn to_dump(self) -> Value;
 }
@@ -174,30 +166,6 @@ pub trait ToDump {
 impl ToDump for Value {
     fn to_dump(self) -> Value {
         self
-    }
-}
-
-impl<B, const D: usize, K> ToDump for Tensor<B, D, K>
-where
-    B: Backend,
-    K: BasicOps<B> + 'static,
-    K::Elem: Element,
-    K::Primitive: Send + 'static,
-{
-    fn to_dump(self) -> Value {
-        Value::Tensor(TensorLeaf(Box::new(Erased(self))))
-    }
-}
-
-impl<B, const D: usize, K> ToDump for &Tensor<B, D, K>
-where
-    B: Backend,
-    K: BasicOps<B> + 'static,
-    K::Elem: Element,
-    K::Primitive: Send + 'static,
-{
-    fn to_dump(self) -> Value {
-        self.clone().to_dump()
     }
 }
 
@@ -225,7 +193,7 @@ impl ToDump for Map {
     }
 }
 
-impl<T: ToDump> ToDump for BTreeMap<String, T> {
+impl<Burn, T: ToDump<Burn>> ToDump<Burn> for BTreeMap<String, T> {
     fn to_dump(self) -> Value {
         Value::Map(Map(self
             .into_iter()
@@ -234,19 +202,19 @@ impl<T: ToDump> ToDump for BTreeMap<String, T> {
     }
 }
 
-impl<T: ToDump> ToDump for Vec<T> {
+impl<Burn, T: ToDump<Burn>> ToDump<Burn> for Vec<T> {
     fn to_dump(self) -> Value {
         Value::List(self.into_iter().map(ToDump::to_dump).collect())
     }
 }
 
-impl<T: ToDump, const N: usize> ToDump for [T; N] {
+impl<Burn, T: ToDump<Burn>, const N: usize> ToDump<Burn> for [T; N] {
     fn to_dump(self) -> Value {
         Value::List(self.into_iter().map(ToDump::to_dump).collect())
     }
 }
 
-impl<T: ToDump> ToDump for Option<T> {
+impl<Burn, T: ToDump<Burn>> ToDump<Burn> for Option<T> {
     fn to_dump(self) -> Value {
         self.map_or(Value::Null, ToDump::to_dump)
     }
@@ -304,8 +272,8 @@ impl ToDump for f64 {
 }
 
 macro_rules! to_dump_tuple {
-    ($($name:ident),+) => {
-        impl<$($name: ToDump),+> ToDump for ($($name,)+) {
+    ($($name:ident $burn:ident),+) => {
+        impl<$($name: ToDump<$burn>, $burn),+> ToDump<($($burn,)+)> for ($($name,)+) {
             #[allow(non_snake_case)]
             fn to_dump(self) -> Value {
                 let ($($name,)+) = self;
@@ -314,7 +282,7 @@ macro_rules! to_dump_tuple {
         }
     };
 }
-to_dump_tuple!(A);
-to_dump_tuple!(A, B);
-to_dump_tuple!(A, B, C);
-to_dump_tuple!(A, B, C, D);
+to_dump_tuple!(A MA);
+to_dump_tuple!(A MA, B MB);
+to_dump_tuple!(A MA, B MB, C MC);
+to_dump_tuple!(A MA, B MB, C MC, D MD);

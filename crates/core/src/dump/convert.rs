@@ -13,15 +13,16 @@ type Converter = Box<dyn Fn(Box<dyn Any + Send>) -> Result<Value, DumpError> + S
 
 /// The registry: type → converter.
 #[derive(Default)]
-pub(crate) struct Converters(HashMap<TypeId, Converter>);
+#[doc(hidden)]
+pub struct Converters(HashMap<TypeId, Converter>);
 
 impl Converters {
     /// Registers, or replaces, the converter for values of type `T` (wrapped by
     /// [`Value::opaque`]).
-    pub fn register<T, V, F>(&mut self, convert: F)
+    pub fn register<T, V, F, Burn>(&mut self, convert: F)
     where
         T: Any + Send,
-        V: ToDump,
+        V: ToDump<Burn>,
         F: Fn(T) -> V + Send + 'static,
     {
         self.register_fallible(move |value: T| Ok(convert(value).to_dump()));

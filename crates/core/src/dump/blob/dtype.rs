@@ -1,6 +1,11 @@
 //! The element types of dumped arrays, and their PyTorch, NumPy and Burn names.
 
-use burn::tensor::DType;
+/// A Burn version's dtype, which its edition maps: [`Dtype::from_burn`].
+#[doc(hidden)]
+pub trait DtypeOf<Burn> {
+    /// The dtype it is dumped as; `None` for quantized dtypes.
+    fn dumped(&self) -> Option<Dtype>;
+}
 
 /// Element types of dumped arrays, named as PyTorch names them (`torch.float32`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -123,23 +128,8 @@ impl Dtype {
 
     /// The dtype a Burn tensor of `dtype` is dumped as: `Flex32` as f32, every bool storage as
     /// `torch.bool`; `None` for quantized dtypes.
-    pub fn from_burn(dtype: DType) -> Option<Dtype> {
-        Some(match dtype {
-            DType::F64 => Dtype::F64,
-            DType::F32 | DType::Flex32 => Dtype::F32,
-            DType::F16 => Dtype::F16,
-            DType::BF16 => Dtype::BF16,
-            DType::I64 => Dtype::I64,
-            DType::I32 => Dtype::I32,
-            DType::I16 => Dtype::I16,
-            DType::I8 => Dtype::I8,
-            DType::U64 => Dtype::U64,
-            DType::U32 => Dtype::U32,
-            DType::U16 => Dtype::U16,
-            DType::U8 => Dtype::U8,
-            DType::Bool(_) => Dtype::Bool,
-            DType::QFloat(_) => return None,
-        })
+    pub fn from_burn<Burn, T: DtypeOf<Burn>>(dtype: T) -> Option<Dtype> {
+        dtype.dumped()
     }
 }
 

@@ -27,10 +27,14 @@ mod png;
 mod shape;
 
 pub use array::Array;
-pub(crate) use array::{ArrayView, with_tensor_view};
+pub(crate) use array::ArrayView;
+#[doc(hidden)]
+pub use array::TensorDataOf;
 pub(crate) use bin::write_bin_view;
 pub use bin::{read_bin, write_bin};
 pub use dtype::Dtype;
+#[doc(hidden)]
+pub use dtype::DtypeOf;
 pub use element::ArrayElement;
 pub use error::BlobError;
 pub use file::meta_path;
@@ -39,4 +43,5 @@ pub use npy::{read_npy, write_npy};
 pub(crate) use png::write_png_view;
 pub use png::{ImageFormat, read_png, write_png};
 pub use shape::MAX_RANK;
-pub(crate) use shape::element_count;
+#[doc(hidden)]
+pub use shape::element_count;

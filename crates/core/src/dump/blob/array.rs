@@ -1,7 +1,5 @@
 //! [`Array`], a dense array of any dumped dtype, and its borrowed form.
 
-use burn::tensor::{BoolStore, DType, TensorData};
-
 use super::element::{element_f64, element_int, int_json};
 use super::error::invalid;
 use super::shape::{byte_length, element_count};
@@ -56,20 +54,11 @@ impl ArrayView<'_> {
     }
 }
 
-/// Calls `write` with the array of a Burn tensor's data: its own bytes where they are already
-/// in the dumped layout (every dtype but bool), else as [`Array::from_tensor_data`] converts them.
-pub(crate) fn with_tensor_view<R>(
-    data: &TensorData,
-    write: impl FnOnce(ArrayView<'_>) -> Result<R, BlobError>,
-) -> Result<R, BlobError> {
-    match (data.dtype, Dtype::from_burn(data.dtype)) {
-        (DType::Bool(_), _) | (_, None) => write(Array::from_tensor_data(data)?.view()),
-        (_, Some(dtype)) => write(ArrayView {
-            dtype,
-            shape: &data.shape,
-            bytes: data.as_bytes(),
-        }),
-    }
+/// A Burn version's tensor data, which its edition converts: [`Array::from_tensor_data`].
+#[doc(hidden)]
+pub trait TensorDataOf<Burn> {
+    /// The array of the data.
+    fn to_array(&self) -> Result<Array, BlobError>;
 }
 
 impl Array {
@@ -109,25 +98,39 @@ impl Array {
 
     /// The array of a Burn tensor's data, in any Burn dtype but the quantized ones. Bool
     /// tensors stored as `u32` become one byte per element.
-    pub fn from_tensor_data(data: &TensorData) -> Result<Array, BlobError> {
-        let dtype = Dtype::from_burn(data.dtype).ok_or_else(|| {
-            invalid(format!(
-                "cannot dump a tensor of dtype {:?}: quantized tensors have no dumped form; \
-                 dequantize it first",
-                data.dtype
-            ))
-        })?;
-        let shape = data.shape.to_vec();
-        let raw = data.as_bytes();
-        let bytes = match data.dtype {
-            DType::Bool(BoolStore::U32) => raw
-                .chunks(4)
+    pub fn from_tensor_data<Burn, T: TensorDataOf<Burn> + ?Sized>(
+        data: &T,
+    ) -> Result<Array, BlobError> {
+        data.to_array()
+    }
+
+    /// The array of a tensor's raw bytes as Burn stores them: `raw_element_size` bytes an
+    /// element, which for a bool is any non-zero byte for `true` (Burn stores bools in one or
+    /// four bytes); other dtypes are taken as they are.
+    #[doc(hidden)]
+    pub fn from_burn_bytes(
+        dtype: Dtype,
+        raw_element_size: usize,
+        shape: Vec<usize>,
+        raw: Vec<u8>,
+    ) -> Result<Array, BlobError> {
+        let bytes = match dtype {
+            Dtype::Bool => raw
+                .chunks(raw_element_size.max(1))
                 .map(|chunk| u8::from(chunk.iter().any(|b| *b != 0)))
                 .collect(),
-            DType::Bool(_) => raw.iter().map(|b| u8::from(*b != 0)).collect(),
-            _ => raw.to_vec(),
+            _ => raw,
         };
         Array::new(dtype, shape, bytes)
+    }
+
+    /// What a quantized tensor, which has no dumped form, is refused with.
+    #[doc(hidden)]
+    pub fn quantized(dtype: impl std::fmt::Debug) -> BlobError {
+        invalid(format!(
+            "cannot dump a tensor of dtype {dtype:?}: quantized tensors have no dumped form; \
+             dequantize it first"
+        ))
     }
 
     /// The number of elements the shape declares.
@@ -305,17 +308,13 @@ mod tests {
     }
 
     #[test]
-    fn burn_data_converts_including_bool_and_half() {
-        let data = TensorData::new(vec![true, false, true], [3]);
-        let array = Array::from_tensor_data(&data).unwrap();
-        assert_eq!(
-            (array.dtype, array.bytes.clone()),
-            (Dtype::Bool, vec![1, 0, 1])
-        );
-        let data = TensorData::new(vec![f16::from_f32(1.5), f16::from_f32(-2.0)], [2, 1]);
-        let array = Array::from_tensor_data(&data).unwrap();
-        assert_eq!(array.dtype, Dtype::F16);
-        assert_eq!(array.shape, vec![2, 1]);
+    fn burn_bytes_convert_including_four_byte_bools() {
+        let array =
+            Array::from_burn_bytes(Dtype::Bool, 4, vec![2], vec![0, 0, 0, 1, 0, 0, 0, 0]).unwrap();
+        assert_eq!(array.bytes, vec![1, 0]);
+        let half = [f16::from_f32(1.5), f16::from_f32(-2.0)];
+        let raw = half.iter().flat_map(|h| h.to_le_bytes()).collect();
+        let array = Array::from_burn_bytes(Dtype::F16, 2, vec![2, 1], raw).unwrap();
         assert_eq!(array.values_f64(), vec![1.5, -2.0]);
     }
 }

@@ -65,14 +65,15 @@ pub(crate) fn write_dump(
             .map_err(DumpError::io(&json_path))?;
         for blob in &formatted.blobs {
             let path = partial.path().join(blob_file_name(kind, &blob.name)?);
-            blob::with_tensor_view(&blob.data, |array| match blob.dump_type {
+            let array = blob.data.view();
+            match blob.dump_type {
                 DumpType::Binary => blob::write_bin_view(&path, array),
                 DumpType::Npy => blob::write_npy_view(&path, array),
                 DumpType::ImageRgb => blob::write_png_view(&path, array, ImageFormat::Rgb),
                 DumpType::ImageBgr => blob::write_png_view(&path, array, ImageFormat::Bgr),
                 DumpType::ImageI => blob::write_png_view(&path, array, ImageFormat::Intensity),
                 DumpType::Json => Ok(()),
-            })?;
+            }?;
         }
     }
     let target = dump_dir.join(count.to_string());

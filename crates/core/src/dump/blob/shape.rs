@@ -55,7 +55,7 @@ pub(super) fn check_data_length(
 }
 
 /// The number of elements of `shape`, `None` if it overflows.
-pub(crate) fn element_count(shape: &[usize]) -> Option<usize> {
+pub fn element_count(shape: &[usize]) -> Option<usize> {
     shape.iter().try_fold(1usize, |n, d| n.checked_mul(*d))
 }
 

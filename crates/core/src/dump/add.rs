@@ -4,25 +4,24 @@
 
 use std::collections::HashSet;
 
-use burn::tensor::DType;
-
 use super::convert::{self, Converters};
 use super::error::DumpError;
-use super::format::check_data;
 use super::json::PyJson;
 use super::options::{AddOptions, DumpType};
 use super::tree::{Content, Node, Record, check_name};
-use super::value::{Map, Value};
+use super::value::{Map, TensorLeafError, Value};
 
 /// Which structure the data goes to: tensors are read at once, gradient inputs kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Kind {
+#[doc(hidden)]
+pub enum Kind {
     Tensors,
     Grads,
 }
 
 /// The full path of an add: the range names and `path` joined with `.`, every part checked.
-pub(crate) fn full_path(ranges: &[String], path: &str) -> Result<String, DumpError> {
+#[doc(hidden)]
+pub fn full_path(ranges: &[String], path: &str) -> Result<String, DumpError> {
     for part in path.split('.') {
         check_name(part, || format!("path `{path}`"))?;
     }
@@ -110,22 +109,17 @@ impl Format<'_> {
             Value::Tensor(leaf) => {
                 let content = match self.kind {
                     Kind::Tensors => {
-                        let data = leaf
-                            .0
-                            .into_data()
-                            .map_err(|message| DumpError::TensorRead {
-                                path: path.to_owned(),
-                                message,
-                            })?;
-                        if matches!(data.dtype, DType::QFloat(_)) {
-                            return Err(DumpError::UnsupportedDtype {
-                                path: path.to_owned(),
-                                dtype: format!("{:?}", data.dtype),
-                            });
-                        }
-                        check_data(&data).map_err(|reason| DumpError::InvalidTensorData {
-                            path: path.to_owned(),
-                            reason,
+                        let path = path.to_owned();
+                        let data = leaf.0.into_array().map_err(|error| match error {
+                            TensorLeafError::Read(message) => {
+                                DumpError::TensorRead { path, message }
+                            }
+                            TensorLeafError::UnsupportedDtype(dtype) => {
+                                DumpError::UnsupportedDtype { path, dtype }
+                            }
+                            TensorLeafError::Invalid(reason) => {
+                                DumpError::InvalidTensorData { path, reason }
+                            }
                         })?;
                         Content::Data(data)
                     }

@@ -6,10 +6,9 @@
 use std::borrow::Cow;
 use std::collections::HashSet;
 
-use burn::tensor::{DType, TensorData};
-
+use super::blob::Array;
 use super::error::DumpError;
-use super::json::{NumberValues, Numbers, PyJson};
+use super::json::PyJson;
 use super::options::DumpType;
 use super::tree::{Content, Node, Record};
 
@@ -21,7 +20,7 @@ pub(crate) struct Blob<'a> {
     /// dotted name may stand for several places.
     pub location: String,
     /// The data: the stored tensor's, or its permuted or split copy.
-    pub data: Cow<'a, TensorData>,
+    pub data: Cow<'a, Array>,
     /// Binary, an image type or Npy.
     pub dump_type: DumpType,
 }
@@ -134,11 +133,12 @@ fn record_json<'a>(
     let data = match &record.permute {
         Some(axes) => {
             Cow::Owned(
-                permute(data, axes).ok_or_else(|| DumpError::InvalidPermutation {
-                    path: path.to_owned(),
-                    axes: axes.clone(),
-                    shape: data.shape.to_vec(),
-                })?,
+                data.permuted(axes)
+                    .map_err(|_| DumpError::InvalidPermutation {
+                        path: path.to_owned(),
+                        axes: axes.clone(),
+                        shape: data.shape.to_vec(),
+                    })?,
             )
         }
         None => Cow::Borrowed(data),
@@ -154,7 +154,7 @@ fn record_json<'a>(
 }
 
 fn blob_or_json<'a>(
-    data: Cow<'a, TensorData>,
+    data: Cow<'a, Array>,
     path: &str,
     location: &str,
     dump_type: DumpType,
@@ -162,7 +162,7 @@ fn blob_or_json<'a>(
     out: &mut Formatted<'a>,
 ) -> Result<PyJson, DumpError> {
     let Some(ext) = dump_type.extension() else {
-        return tensor_json(&data, path);
+        return Ok(tensor_json(&data));
     };
     let name = format!("{path}.{ext}");
     if let Some(rank) = dump_type.image_rank()
@@ -192,28 +192,9 @@ fn blob_or_json<'a>(
     Ok(PyJson::Str(name))
 }
 
-/// Checks that `data`'s bytes are exactly what its shape and dtype need (a `TensorData` built
-/// by hand may not be); the reason when not.
-pub(crate) fn check_data(data: &TensorData) -> Result<(), String> {
-    let shape = data.shape.to_vec();
-    let needed = super::blob::element_count(&shape).and_then(|n| n.checked_mul(data.dtype.size()));
-    match needed {
-        Some(needed) if needed == data.as_bytes().len() => Ok(()),
-        Some(needed) => Err(format!(
-            "{} bytes, but shape {shape:?} of {:?} needs {needed}",
-            data.as_bytes().len(),
-            data.dtype
-        )),
-        None => Err(format!(
-            "shape {shape:?} of {:?} has more bytes than memory can hold",
-            data.dtype
-        )),
-    }
-}
-
 /// Splits an image stack over its leading dims into nested lists of single images.
 fn split<'a>(
-    data: Cow<'a, TensorData>,
+    data: Cow<'a, Array>,
     path: &str,
     location: &str,
     rank: usize,
@@ -227,17 +208,17 @@ fn split<'a>(
     }
     let count = shape[0];
     let inner: Vec<usize> = shape[1..].to_vec();
-    let bytes = data.as_bytes();
-    // The data was checked (`check_data`): `count` chunks of equal size, whatever the
+    let bytes = &data.bytes;
+    // An array's bytes are what its shape needs: `count` chunks of equal size, whatever the
     // product of the other dims would be when one of them is 0.
     let chunk = bytes.len().checked_div(count).unwrap_or(0);
     let mut items = Vec::with_capacity(count);
     for i in 0..count {
-        let part = TensorData::from_bytes_vec(
-            bytes[i * chunk..(i + 1) * chunk].to_vec(),
-            inner.clone(),
-            data.dtype,
-        );
+        let part = Array {
+            dtype: data.dtype,
+            shape: inner.clone(),
+            bytes: bytes[i * chunk..(i + 1) * chunk].to_vec(),
+        };
         items.push(split(
             Cow::Owned(part),
             &format!("{path}.{i}"),
@@ -251,96 +232,8 @@ fn split<'a>(
     Ok(PyJson::List(items))
 }
 
-/// `data` with its axes permuted (`result.shape[i] = shape[axes[i]]`); `None` when `axes` is
-/// not a permutation of the axes.
-pub(crate) fn permute(data: &TensorData, axes: &[usize]) -> Option<TensorData> {
-    let shape = data.shape.to_vec();
-    let rank = shape.len();
-    let mut seen = vec![false; rank];
-    if axes.len() != rank
-        || axes
-            .iter()
-            .any(|&a| a >= rank || std::mem::replace(&mut seen[a], true))
-    {
-        return None;
-    }
-    let size = data.dtype.size();
-    let new_shape: Vec<usize> = axes.iter().map(|&a| shape[a]).collect();
-    let bytes = data.as_bytes();
-    // The data was checked (`check_data`), so no product of dims below overflows unless
-    // there are no elements.
-    if bytes.is_empty() {
-        return Some(TensorData::from_bytes_vec(
-            Vec::new(),
-            new_shape,
-            data.dtype,
-        ));
-    }
-    let mut strides = vec![size; rank];
-    for i in (0..rank.saturating_sub(1)).rev() {
-        strides[i] = strides[i + 1] * shape[i + 1];
-    }
-    let new_strides: Vec<usize> = axes.iter().map(|&a| strides[a]).collect();
-    let total = bytes.len() / size;
-    let mut out = Vec::with_capacity(total * size);
-    let mut index = vec![0usize; rank];
-    for _ in 0..total {
-        let offset: usize = index.iter().zip(&new_strides).map(|(i, s)| i * s).sum();
-        out.extend_from_slice(&bytes[offset..offset + size]);
-        for d in (0..rank).rev() {
-            index[d] += 1;
-            if index[d] < new_shape[d] {
-                break;
-            }
-            index[d] = 0;
-        }
-    }
-    Some(TensorData::from_bytes_vec(out, new_shape, data.dtype))
-}
-
 /// A tensor as `tensor.tolist()` writes it: nested lists of plain numbers (floats widened to
 /// double, ints as ints, bools as `true`/`false`); a 0-d tensor is a bare number.
-pub(crate) fn tensor_json(data: &TensorData, path: &str) -> Result<PyJson, DumpError> {
-    let values = match data.dtype {
-        DType::F64 | DType::F32 | DType::Flex32 | DType::F16 | DType::BF16 => {
-            NumberValues::Float(data.iter::<f64>().collect())
-        }
-        DType::I64 | DType::I32 | DType::I16 | DType::I8 | DType::U32 | DType::U16 | DType::U8 => {
-            NumberValues::Int(data.iter::<i64>().collect())
-        }
-        // u64 beyond i64 is written as a float, as Python would print a huge int: keep the
-        // per-element form there.
-        DType::U64 => {
-            let items: Vec<PyJson> = data
-                .iter::<u64>()
-                .map(|v| i64::try_from(v).map_or(PyJson::Float(v as f64), PyJson::Int))
-                .collect();
-            return Ok(nest(&mut items.into_iter(), &data.shape.to_vec()));
-        }
-        DType::Bool(_) => NumberValues::Bool(data.iter::<bool>().collect()),
-        DType::QFloat(_) => {
-            return Err(DumpError::UnsupportedDtype {
-                path: path.to_owned(),
-                dtype: format!("{:?}", data.dtype),
-            });
-        }
-    };
-    let shape = data.shape.to_vec();
-    // A 0-d tensor is a bare number; anything else the flat form of its nested lists.
-    Ok(if shape.is_empty() {
-        if values.is_empty() {
-            PyJson::Null
-        } else {
-            values.get(0)
-        }
-    } else {
-        PyJson::Numbers(Numbers { shape, values })
-    })
-}
-
-fn nest(items: &mut impl Iterator<Item = PyJson>, shape: &[usize]) -> PyJson {
-    match shape.split_first() {
-        None => items.next().unwrap_or(PyJson::Null),
-        Some((&n, rest)) => PyJson::List((0..n).map(|_| nest(items, rest)).collect()),
-    }
+pub(crate) fn tensor_json(data: &Array) -> PyJson {
+    data.to_py_json()
 }

@@ -1,0 +1,158 @@
+//! Burn 0.21's tensors and tensor data in the core's value tree: read when the dumper takes
+//! them, as [`Array`]s of the dumped dtypes.
+
+use std::any::Any;
+
+use burn::tensor::backend::Backend;
+use burn::tensor::{BasicOps, DType, Element, Tensor, TensorData};
+use burn_profiled_core::dump::blob::{self, Array, BlobError, Dtype, DtypeOf, TensorDataOf};
+use burn_profiled_core::dump::{
+    DumpError, ErasedTensor, TensorLeaf, TensorLeafError, ToDump, Value,
+};
+
+/// What this edition's tensors implement the core's conversions for (the compiler infers it).
+#[doc(hidden)]
+pub enum Burn021 {}
+
+impl DtypeOf<Burn021> for DType {
+    fn dumped(&self) -> Option<Dtype> {
+        Some(match self {
+            DType::F64 => Dtype::F64,
+            DType::F32 | DType::Flex32 => Dtype::F32,
+            DType::F16 => Dtype::F16,
+            DType::BF16 => Dtype::BF16,
+            DType::I64 => Dtype::I64,
+            DType::I32 => Dtype::I32,
+            DType::I16 => Dtype::I16,
+            DType::I8 => Dtype::I8,
+            DType::U64 => Dtype::U64,
+            DType::U32 => Dtype::U32,
+            DType::U16 => Dtype::U16,
+            DType::U8 => Dtype::U8,
+            DType::Bool(_) => Dtype::Bool,
+            DType::QFloat(_) => return None,
+        })
+    }
+}
+
+impl TensorDataOf<Burn021> for TensorData {
+    fn to_array(&self) -> Result<Array, BlobError> {
+        let dtype = self
+            .dtype
+            .dumped()
+            .ok_or_else(|| Array::quantized(self.dtype))?;
+        Array::from_burn_bytes(
+            dtype,
+            self.dtype.size(),
+            self.shape.to_vec(),
+            self.as_bytes().to_vec(),
+        )
+    }
+}
+
+/// Checks that `data`'s bytes are exactly what its shape and dtype need (a `TensorData` built
+/// by hand may not be); the reason when not.
+pub(crate) fn check_data(data: &TensorData) -> Result<(), String> {
+    let shape = data.shape.to_vec();
+    let needed = blob::element_count(&shape).and_then(|n| n.checked_mul(data.dtype.size()));
+    match needed {
+        Some(needed) if needed == data.as_bytes().len() => Ok(()),
+        Some(needed) => Err(format!(
+            "{} bytes, but shape {shape:?} of {:?} needs {needed}",
+            data.as_bytes().len(),
+            data.dtype
+        )),
+        None => Err(format!(
+            "shape {shape:?} of {:?} has more bytes than memory can hold",
+            data.dtype
+        )),
+    }
+}
+
+/// `data` as the dumper keeps it, or why it cannot be.
+fn into_array(data: TensorData) -> Result<Array, TensorLeafError> {
+    if matches!(data.dtype, DType::QFloat(_)) {
+        return Err(TensorLeafError::UnsupportedDtype(format!(
+            "{:?}",
+            data.dtype
+        )));
+    }
+    check_data(&data).map_err(TensorLeafError::Invalid)?;
+    Array::from_tensor_data(&data).map_err(|error| TensorLeafError::Invalid(error.to_string()))
+}
+
+/// `data` at `path` as the dumper keeps it (a gradient read by the edition), or why not.
+pub(crate) fn array_at(data: TensorData, path: &str) -> Result<Array, DumpError> {
+    let path = path.to_owned();
+    into_array(data).map_err(|error| match error {
+        TensorLeafError::Read(message) => DumpError::TensorRead { path, message },
+        TensorLeafError::UnsupportedDtype(dtype) => DumpError::UnsupportedDtype { path, dtype },
+        TensorLeafError::Invalid(reason) => DumpError::InvalidTensorData { path, reason },
+    })
+}
+
+struct Erased<B: Backend, const D: usize, K: BasicOps<B>>(Tensor<B, D, K>);
+
+impl<B, const D: usize, K> ErasedTensor for Erased<B, D, K>
+where
+    B: Backend,
+    K: BasicOps<B> + 'static,
+    K::Elem: Element,
+    K::Primitive: Send + 'static,
+{
+    fn into_array(self: Box<Self>) -> Result<Array, TensorLeafError> {
+        let data = self
+            .0
+            .try_into_data()
+            .map_err(|error| TensorLeafError::Read(format!("{error:?}")))?;
+        into_array(data)
+    }
+
+    fn into_primitive(self: Box<Self>) -> Box<dyn Any + Send> {
+        Box::new(self.0.into_primitive())
+    }
+}
+
+/// Tensor values already read (ragged-batch samples): dumped as they are; not usable as
+/// gradient inputs.
+struct DataTensor(TensorData);
+
+impl ErasedTensor for DataTensor {
+    fn into_array(self: Box<Self>) -> Result<Array, TensorLeafError> {
+        into_array(self.0)
+    }
+
+    fn into_primitive(self: Box<Self>) -> Box<dyn Any + Send> {
+        Box::new(self.0)
+    }
+}
+
+impl ToDump<Burn021> for TensorData {
+    fn to_dump(self) -> Value {
+        Value::Tensor(TensorLeaf(Box::new(DataTensor(self))))
+    }
+}
+
+impl<B, const D: usize, K> ToDump<Burn021> for Tensor<B, D, K>
+where
+    B: Backend,
+    K: BasicOps<B> + 'static,
+    K::Elem: Element,
+    K::Primitive: Send + 'static,
+{
+    fn to_dump(self) -> Value {
+        Value::Tensor(TensorLeaf(Box::new(Erased(self))))
+    }
+}
+
+impl<B, const D: usize, K> ToDump<Burn021> for &Tensor<B, D, K>
+where
+    B: Backend,
+    K: BasicOps<B> + 'static,
+    K::Elem: Element,
+    K::Primitive: Send + 'static,
+{
+    fn to_dump(self) -> Value {
+        self.clone().to_dump()
+    }
+}
