@@ -91,18 +91,7 @@ impl TensorDumper {
         tensor: Tensor<B, D>,
         options: AddOptions,
     ) -> Result<Tensor<B, D>, DumpError> {
-        if !tap::can_tap::<B>(&tensor.device()) {
-            // The path is checked first, as before a tap is placed.
-            let _ = core_dump::full_path(&[], path)?;
-            return Err(DumpError::Gradients(format!(
-                "Gradient taps are not enabled for the backend `{0}`: call `burn_profiled::dump::enable_grad_taps::<{0}>()` once",
-                std::any::type_name::<B>()
-            )));
-        }
-        let sink = tap::Sink::default();
-        self.0
-            .insert_grad_record(path, Box::new(sink.clone()), options)?;
-        Ok(tap::tap(tensor, &sink))
+        grad_tap(&mut self.0, path, tensor, options)
     }
 
     /// Computes the gradients of the added gradient data: sums the scalar `values`, runs
@@ -118,9 +107,7 @@ impl TensorDumper {
         &mut self,
         values: impl GradValues<B>,
     ) -> Result<B::Gradients, DumpError> {
-        let grads = grads::backward(values)?;
-        self.set_gradients_from::<B>(&grads)?;
-        Ok(grads)
+        set_gradients(&mut self.0, values)
     }
 
     /// Replaces each added gradient tensor by its gradient in `grads` (the result of the
@@ -129,9 +116,7 @@ impl TensorDumper {
         &mut self,
         grads: &B::Gradients,
     ) -> Result<(), DumpError> {
-        grads::resolve::<B>(self.0.grads_mut(), grads)?;
-        self.0.gradients_set();
-        Ok(())
+        set_gradients_from::<B>(&mut self.0, grads)
     }
 
     /// Registers the converter for the ragged-batch type `R`: per sample (a list of tensors
@@ -140,4 +125,44 @@ impl TensorDumper {
     pub fn enable_ragged_batch_dumping<R: RaggedBatch>(&mut self, as_per_sample: bool) {
         ragged::register::<R>(self.0.converters_mut(), as_per_sample);
     }
+}
+
+/// [`TensorDumper::grad_tap`] on the core's dumper (the process-wide one too).
+pub(super) fn grad_tap<B: Backend, const D: usize>(
+    dumper: &mut core_dump::TensorDumper,
+    path: &str,
+    tensor: Tensor<B, D>,
+    options: AddOptions,
+) -> Result<Tensor<B, D>, DumpError> {
+    if !tap::can_tap::<B>(&tensor.device()) {
+        // The path is checked first, as before a tap is placed.
+        let _ = core_dump::full_path(&[], path)?;
+        return Err(DumpError::Gradients(format!(
+            "Gradient taps are not enabled for the backend `{0}`: call `burn_profiled::dump::enable_grad_taps::<{0}>()` once",
+            std::any::type_name::<B>()
+        )));
+    }
+    let sink = tap::Sink::default();
+    dumper.insert_grad_record(path, Box::new(sink.clone()), options)?;
+    Ok(tap::tap(tensor, &sink))
+}
+
+/// [`TensorDumper::set_gradients`] on the core's dumper.
+pub(super) fn set_gradients<B: AutodiffBackend>(
+    dumper: &mut core_dump::TensorDumper,
+    values: impl GradValues<B>,
+) -> Result<B::Gradients, DumpError> {
+    let grads = grads::backward(values)?;
+    set_gradients_from::<B>(dumper, &grads)?;
+    Ok(grads)
+}
+
+/// [`TensorDumper::set_gradients_from`] on the core's dumper.
+pub(super) fn set_gradients_from<B: AutodiffBackend>(
+    dumper: &mut core_dump::TensorDumper,
+    grads: &B::Gradients,
+) -> Result<(), DumpError> {
+    grads::resolve::<B>(dumper.grads_mut(), grads)?;
+    dumper.gradients_set();
+    Ok(())
 }

@@ -12,196 +12,52 @@
 //! ```
 //!
 //! Actions registered with [`perform_after_dump_count`] run with the dumper unlocked, so they
-//! may call these functions.
-
-use std::any::Any;
-use std::path::PathBuf;
-use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
+//! may call these functions. The dumper is the core's, which every Burn edition shares; the
+//! functions for Burn 0.21's gradients, taps and ragged batches are this crate's.
 
 use burn::tensor::Tensor;
 use burn::tensor::backend::{AutodiffBackend, Backend};
+use burn_profiled_core::dump::global::with;
+pub use burn_profiled_core::dump::global::{
+    add_grad_data, add_grad_data_with, add_tensor_data, add_tensor_data_with,
+    compare_to_dumped_data, dump, dump_count, enable, is_enabled, perform_after_dump_count,
+    pop_range, push_range, push_range_with, register_custom_converter, reset_dump_count,
+    run_if_enabled, set_dump_count, set_dump_is_compare, set_dump_type_for_all,
+};
+use burn_profiled_core::dump::{AddOptions, DumpError};
 
-use burn_profiled_core::dump::{AddOptions, CompareSettings, DumpError, DumpType, ToDump};
-
-use super::dumper::TensorDumper;
+use super::dumper;
 use super::grads::GradValues;
-use super::ragged::RaggedBatch;
+use super::ragged::{self, RaggedBatch};
 
-static DUMPER: OnceLock<Mutex<TensorDumper>> = OnceLock::new();
-
-fn lock(dumper: &'static Mutex<TensorDumper>) -> MutexGuard<'static, TensorDumper> {
-    dumper.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// Runs `work` on the enabled dumper, then its due actions with the lock released.
-fn with<R>(work: impl FnOnce(&mut TensorDumper) -> R) -> Option<R> {
-    let dumper = DUMPER.get()?;
-    let (result, due) = {
-        let mut guard = lock(dumper);
-        let result = work(&mut guard);
-        (result, guard.take_deferred_actions())
-    };
-    for (count, mut action) in due {
-        action();
-        lock(dumper).restore_action(count, action);
-    }
-    Some(result)
-}
-
-/// Enables the process-wide dumper, writing dump `n` to `<dump_dir>/<n>/`.
-///
-/// # Panics
-/// If it was enabled before, with the original's message "`` `TensorDumper` `` is already
-/// enabled. Can only be enabled once." (there is no disable).
-pub fn enable(dump_dir: impl Into<PathBuf>) {
-    let mut dumper = TensorDumper::new(dump_dir);
-    dumper.defer_actions();
-    if DUMPER.set(Mutex::new(dumper)).is_err() {
-        panic!("`TensorDumper` is already enabled. Can only be enabled once.");
-    }
-}
-
-/// Whether the dumper is enabled.
-pub fn is_enabled() -> bool {
-    DUMPER.get().is_some()
-}
-
-/// Calls `work` only when the dumper is enabled.
-pub fn run_if_enabled<R>(work: impl FnOnce() -> R) -> Option<R> {
-    is_enabled().then(work)
-}
-
-/// See [`TensorDumper::push_range`].
-pub fn push_range(name: &str) -> Result<(), DumpError> {
-    with(|d| d.push_range(name)).unwrap_or(Ok(()))
-}
-
-/// [`push_range`] with the name made by `name()`, called only when enabled.
-pub fn push_range_with<S: Into<String>>(name: impl FnOnce() -> S) -> Result<(), DumpError> {
-    with(|d| d.push_range(name())).unwrap_or(Ok(()))
-}
-
-/// See [`TensorDumper::pop_range`]; `Ok(None)` while disabled.
-pub fn pop_range() -> Result<Option<String>, DumpError> {
-    with(|d| d.pop_range().map(Some)).unwrap_or(Ok(None))
-}
-
-/// See [`TensorDumper::add_tensor_data`]. Prefer [`add_tensor_data_with`]: this one builds
-/// `data` (and reads nothing) even while disabled.
-pub fn add_tensor_data<Burn>(
-    path: &str,
-    data: impl ToDump<Burn>,
-    options: AddOptions,
-) -> Result<(), DumpError> {
-    with(|d| d.add_tensor_data(path, data, options)).unwrap_or(Ok(()))
-}
-
-/// See [`TensorDumper::add_tensor_data_with`]; `data` is not called while disabled.
-pub fn add_tensor_data_with<Burn, T: ToDump<Burn>>(
-    path: &str,
-    data: impl FnOnce() -> T,
-    options: AddOptions,
-) -> Result<(), DumpError> {
-    with(|d| d.add_tensor_data_with(path, data, options)).unwrap_or(Ok(()))
-}
-
-/// See [`TensorDumper::add_grad_data`].
-pub fn add_grad_data<Burn>(
-    path: &str,
-    data: impl ToDump<Burn>,
-    options: AddOptions,
-) -> Result<(), DumpError> {
-    with(|d| d.add_grad_data(path, data, options)).unwrap_or(Ok(()))
-}
-
-/// See [`TensorDumper::add_grad_data_with`]; `data` is not called while disabled.
-pub fn add_grad_data_with<Burn, T: ToDump<Burn>>(
-    path: &str,
-    data: impl FnOnce() -> T,
-    options: AddOptions,
-) -> Result<(), DumpError> {
-    with(|d| d.add_grad_data_with(path, data, options)).unwrap_or(Ok(()))
-}
-
-/// See [`TensorDumper::set_gradients`]; no backward runs while disabled (`Ok(None)`), so
-/// run your own backward when this gives `None`.
+/// See [`TensorDumper::set_gradients`](super::TensorDumper::set_gradients); no backward runs
+/// while disabled (`Ok(None)`), so run your own backward when this gives `None`.
 pub fn set_gradients<B: AutodiffBackend>(
     values: impl GradValues<B>,
 ) -> Result<Option<B::Gradients>, DumpError> {
-    with(|d| d.set_gradients(values).map(Some)).unwrap_or(Ok(None))
+    with(|d| dumper::set_gradients(d, values).map(Some)).unwrap_or(Ok(None))
 }
 
-/// See [`TensorDumper::set_gradients_from`].
+/// See [`TensorDumper::set_gradients_from`](super::TensorDumper::set_gradients_from).
 pub fn set_gradients_from<B: AutodiffBackend>(grads: &B::Gradients) -> Result<(), DumpError> {
-    with(|d| d.set_gradients_from::<B>(grads)).unwrap_or(Ok(()))
+    with(|d| dumper::set_gradients_from::<B>(d, grads)).unwrap_or(Ok(()))
 }
 
-/// See [`TensorDumper::grad_tap`]; while disabled, `tensor` itself (no op is added).
+/// See [`TensorDumper::grad_tap`](super::TensorDumper::grad_tap); while disabled, `tensor`
+/// itself (no op is added).
 pub fn grad_tap<B: Backend, const D: usize>(
     path: &str,
     tensor: Tensor<B, D>,
     options: AddOptions,
 ) -> Result<Tensor<B, D>, DumpError> {
-    match DUMPER.get() {
-        None => Ok(tensor),
-        Some(_) => with(|d| d.grad_tap(path, tensor, options))
-            .unwrap_or_else(|| Err(DumpError::Gradients("the dumper is not enabled".into()))),
+    if !is_enabled() {
+        return Ok(tensor);
     }
+    with(|d| dumper::grad_tap(d, path, tensor, options))
+        .unwrap_or_else(|| Err(DumpError::Gradients("the dumper is not enabled".into())))
 }
 
-/// See [`TensorDumper::set_dump_type_for_all`].
-pub fn set_dump_type_for_all(dump_type: DumpType, include_tensors: bool, include_grads: bool) {
-    with(|d| d.set_dump_type_for_all(dump_type, include_tensors, include_grads));
-}
-
-/// See [`TensorDumper::dump`]; `Ok(true)` while disabled.
-pub fn dump(dump_if_empty: bool) -> Result<bool, DumpError> {
-    with(|d| d.dump(dump_if_empty)).unwrap_or(Ok(true))
-}
-
-/// See [`TensorDumper::compare_to_dumped_data`]; `Ok(true)` while disabled.
-pub fn compare_to_dumped_data(
-    settings: CompareSettings,
-    compare_if_empty: bool,
-) -> Result<bool, DumpError> {
-    with(|d| d.compare_to_dumped_data(settings, compare_if_empty)).unwrap_or(Ok(true))
-}
-
-/// See [`TensorDumper::set_dump_is_compare`].
-pub fn set_dump_is_compare(settings: CompareSettings) {
-    with(|d| d.set_dump_is_compare(settings));
-}
-
-/// See [`TensorDumper::dump_count`]; 0 while disabled.
-pub fn dump_count() -> usize {
-    with(|d| d.dump_count()).unwrap_or(0)
-}
-
-/// See [`TensorDumper::set_dump_count`].
-pub fn set_dump_count(count: usize) {
-    with(|d| d.set_dump_count(count));
-}
-
-/// See [`TensorDumper::reset_dump_count`].
-pub fn reset_dump_count() {
-    with(|d| d.reset_dump_count());
-}
-
-/// See [`TensorDumper::perform_after_dump_count`].
-pub fn perform_after_dump_count(count: usize, action: impl FnMut() + Send + 'static) {
-    with(|d| d.perform_after_dump_count(count, action));
-}
-
-/// See [`TensorDumper::register_custom_converter`].
-pub fn register_custom_converter<T, V, Burn>(convert: impl Fn(T) -> V + Send + 'static)
-where
-    T: Any + Send,
-    V: ToDump<Burn>,
-{
-    with(|d| d.register_custom_converter(convert));
-}
-
-/// See [`TensorDumper::enable_ragged_batch_dumping`].
+/// See [`TensorDumper::enable_ragged_batch_dumping`](super::TensorDumper::enable_ragged_batch_dumping).
 pub fn enable_ragged_batch_dumping<R: RaggedBatch>(as_per_sample: bool) {
-    with(|d| d.enable_ragged_batch_dumping::<R>(as_per_sample));
+    with(|d| ragged::register::<R>(d.converters_mut(), as_per_sample));
 }

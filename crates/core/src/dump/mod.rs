@@ -12,6 +12,7 @@ mod convert;
 mod dumper;
 mod error;
 mod format;
+pub mod global;
 mod options;
 mod tree;
 mod value;
