@@ -97,13 +97,6 @@ impl Session {
             device: sync.devices().to_owned(),
         };
         let recorder = RunRecorder::start(config, identity, sync.into(), out_dir.into());
-        let dump = &recorder.config().dump;
-        if dump.enabled {
-            crate::dump::global::enable(dump.dir_in(recorder.out_dir()));
-            if dump.compare {
-                crate::dump::global::set_dump_is_compare(crate::dump::CompareSettings::default());
-            }
-        }
         Session {
             recorder,
             launch_threads: Vec::new(),
@@ -220,10 +213,7 @@ impl Session {
         // closing sync's range and tag (detaching waits for them).
         self.recorder.sync().sync();
         drop(std::mem::take(&mut self.attached));
-        let dump = &self.recorder.config().dump;
-        let dumps = (dump.enabled && crate::dump::global::dump_count() > 0)
-            .then(|| dump.dir_in(self.recorder.out_dir()));
-        self.recorder.finish(dumps.into_iter().collect())
+        self.recorder.finish()
     }
 }
 

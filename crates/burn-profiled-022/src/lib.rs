@@ -34,6 +34,7 @@
 
 mod blocks;
 mod device_time;
+pub mod dump;
 mod launch_ranges;
 mod logical_memory;
 mod phases;

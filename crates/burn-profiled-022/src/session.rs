@@ -75,7 +75,9 @@ fn backend_name(device: &Device) -> String {
 
 impl Session {
     /// Enables the tools `config` asks for on `device`, and keeps `out_dir` for the artefacts.
-    /// Says once, on stderr, when `device` is one whose ops burn-fusion's observer does not see
+    /// With `[dump] enabled`, the process-wide dumper ([`dump::global`](crate::dump::global))
+    /// writes to `[dump] dir` (default `out_dir/dumps`), or compares with what is there when
+    /// `[dump] compare` is set. Says once, on stderr, when `device` is one whose ops burn-fusion's observer does not see
     /// (Flex, NdArray, a CubeCL device with fusion off).
     ///
     /// # Panics
@@ -234,6 +236,6 @@ impl Session {
                  size per element the IR does not give: per-op memory counts them as 0 bytes"
             );
         }
-        self.recorder.finish(Vec::new())
+        self.recorder.finish()
     }
 }

@@ -126,7 +126,9 @@ pub struct RunRecorder {
 
 impl RunRecorder {
     /// Enables the tools `config` asks for, syncing `sync` where it asks for sync, and keeps
-    /// `out_dir` for the artefacts.
+    /// `out_dir` for the artefacts. With `[dump] enabled`, the process-wide dumper
+    /// ([`dump::global`](crate::dump::global)) writes to `[dump] dir` (default
+    /// `out_dir/dumps`), or compares with what is there when `[dump] compare` is set.
     ///
     /// # Panics
     /// If a tool it enables was enabled before in this process (the tools are enable-once).
@@ -204,6 +206,13 @@ impl RunRecorder {
         }
         if memory_config.per_step {
             recorder.memory_steps = Some(MemorySteps::default());
+        }
+        let dump = &recorder.config.dump;
+        if dump.enabled {
+            crate::dump::global::enable(dump.dir_in(&recorder.out_dir));
+            if dump.compare {
+                crate::dump::global::set_dump_is_compare(crate::dump::CompareSettings::default());
+            }
         }
         if recorder.config.stopwatch.warmup_iters == 0 {
             recorder.end_warmup();
@@ -353,9 +362,9 @@ impl RunRecorder {
     /// Stops the per-op tools, prints the stopwatch report and the op table, and writes
     /// `trace.json`, `ops.json` and `run.json` (those whose tools ran) to the output directory,
     /// with `ops_by_shapes.json` when statistics are kept by shapes and `ops_by_device.json`
-    /// with several devices. `edition_files` are what the edition wrote besides (the dumps),
-    /// listed after `trace.json`. Sync the devices first.
-    pub fn finish(self, edition_files: Vec<PathBuf>) -> std::io::Result<RunSummary> {
+    /// with several devices. The dumps' directory is listed after `trace.json` when the
+    /// process-wide dumper (`[dump] enabled`) dumped. Sync the devices first.
+    pub fn finish(self) -> std::io::Result<RunSummary> {
         let device_time = self.device_time.then(|| {
             let summary = device_time::stop();
             probe::flush_device_time();
@@ -412,7 +421,10 @@ impl RunRecorder {
             trace::write(&path)?;
             files.push(path);
         }
-        files.extend(edition_files);
+        let dump = &config.dump;
+        if dump.enabled && crate::dump::global::dump_count() > 0 {
+            files.push(dump.dir_in(&self.out_dir));
+        }
         let measured_steps = self.steps.saturating_sub(config.stopwatch.warmup_iters);
         let device_time = device_time.map(|unattributed| {
             let (kernels, device) = stats::snapshot().device_totals().unwrap_or_default();

@@ -1,0 +1,94 @@
+//! [`TensorDumper`]: the core's dumper, which every Burn shares, with Burn 0.22's gradients.
+
+use std::ops::{Deref, DerefMut};
+use std::path::PathBuf;
+
+use burn::tensor::Gradients;
+use burn_profiled_core::dump::{self as core_dump, DumpError};
+
+use super::grads::{self, GradValues};
+
+/// A tensor dumper writing to one directory: the original `TensorDumper` once enabled, as a
+/// value, writing the same files as Burn 0.21's (a dump of either compares with the other's
+/// and with PyTorch's). Use it directly in a test or a tool, or process-wide through
+/// [`super::global`] (what `[dump] enabled` turns on). Everything that is not Burn's own
+/// (adding data, ranges, dumping, comparing, counts, actions, converters) is the core
+/// dumper's, which it dereferences to.
+///
+/// ```no_run
+/// use burn::tensor::{Device, DeviceKind, Tensor};
+/// use burn_profiled_022::dump::{AddOptions, DumpType, Map, TensorDumper};
+///
+/// let device = Device::wgpu(DeviceKind::DefaultDevice).autodiff();
+/// let mut dumper = TensorDumper::new("target/dumps");
+/// let w = Tensor::<1>::from_floats([1.0, 2.5], &device).require_grad();
+/// let loss = (w.clone() * w.clone()).sum();
+/// dumper.add_tensor_data("step", Map::new().with("w", &w).with("n", 3), AddOptions::new(DumpType::Json)).unwrap();
+/// dumper.add_grad_data("step.w", &w, AddOptions::new(DumpType::Json)).unwrap();
+/// let _grads = dumper.set_gradients(loss).unwrap(); // for the optimizer step
+/// dumper.dump(true).unwrap();
+/// ```
+///
+/// Tensors are read (`into_data`) when they are added: the dump holds their values at that
+/// time.
+#[derive(Debug)]
+pub struct TensorDumper(core_dump::TensorDumper);
+
+impl Deref for TensorDumper {
+    type Target = core_dump::TensorDumper;
+
+    fn deref(&self) -> &core_dump::TensorDumper {
+        &self.0
+    }
+}
+
+impl DerefMut for TensorDumper {
+    fn deref_mut(&mut self) -> &mut core_dump::TensorDumper {
+        &mut self.0
+    }
+}
+
+impl TensorDumper {
+    /// A dumper writing dump `n` to `<dump_dir>/<n>/`, starting at 0.
+    pub fn new(dump_dir: impl Into<PathBuf>) -> TensorDumper {
+        TensorDumper(core_dump::TensorDumper::new(dump_dir))
+    }
+
+    /// Computes the gradients of the added gradient data: sums the scalar `values`, runs
+    /// `backward()` once on the sum, and replaces each added tensor by its gradient (`null`
+    /// when unused, `` "`.requires_grad == False`" `` when untracked). Returns the gradients.
+    ///
+    /// Burn 0.22's `backward()` consumes the graph it goes through (there is no
+    /// `retain_graph`): call this *instead of* your own `loss.backward()` and step the
+    /// optimizer with the gradients it returns, or keep your backward and pass its gradients
+    /// to [`set_gradients_from`](Self::set_gradients_from).
+    pub fn set_gradients(&mut self, values: impl GradValues) -> Result<Gradients, DumpError> {
+        set_gradients(&mut self.0, values)
+    }
+
+    /// Replaces each added gradient tensor by its gradient in `grads` (the result of the
+    /// user's `loss.backward()`).
+    pub fn set_gradients_from(&mut self, grads: &Gradients) -> Result<(), DumpError> {
+        set_gradients_from(&mut self.0, grads)
+    }
+}
+
+/// [`TensorDumper::set_gradients`] on the core's dumper (the process-wide one too).
+pub(super) fn set_gradients(
+    dumper: &mut core_dump::TensorDumper,
+    values: impl GradValues,
+) -> Result<Gradients, DumpError> {
+    let grads = grads::backward(values)?;
+    set_gradients_from(dumper, &grads)?;
+    Ok(grads)
+}
+
+/// [`TensorDumper::set_gradients_from`] on the core's dumper.
+pub(super) fn set_gradients_from(
+    dumper: &mut core_dump::TensorDumper,
+    grads: &Gradients,
+) -> Result<(), DumpError> {
+    grads::resolve(dumper.grads_mut(), grads)?;
+    dumper.gradients_set();
+    Ok(())
+}

@@ -1,0 +1,27 @@
+//! The process-wide dumper (the original's singleton), which `[dump] enabled` turns on: the
+//! core's, shared with Burn 0.21's edition, with Burn 0.22's gradients beside. Everywhere but
+//! where it is enabled, the functions here do nothing until then.
+
+use burn::tensor::Gradients;
+use burn_profiled_core::dump::DumpError;
+use burn_profiled_core::dump::global::with;
+pub use burn_profiled_core::dump::global::{
+    add_grad_data, add_grad_data_with, add_tensor_data, add_tensor_data_with,
+    compare_to_dumped_data, dump, dump_count, enable, is_enabled, perform_after_dump_count,
+    pop_range, push_range, push_range_with, register_custom_converter, reset_dump_count,
+    run_if_enabled, set_dump_count, set_dump_is_compare, set_dump_type_for_all,
+};
+
+use super::dumper;
+use super::grads::GradValues;
+
+/// See [`TensorDumper::set_gradients`](super::TensorDumper::set_gradients); no backward runs
+/// while disabled (`Ok(None)`), so run your own backward when this gives `None`.
+pub fn set_gradients(values: impl GradValues) -> Result<Option<Gradients>, DumpError> {
+    with(|d| dumper::set_gradients(d, values).map(Some)).unwrap_or(Ok(None))
+}
+
+/// See [`TensorDumper::set_gradients_from`](super::TensorDumper::set_gradients_from).
+pub fn set_gradients_from(grads: &Gradients) -> Result<(), DumpError> {
+    with(|d| dumper::set_gradients_from(d, grads)).unwrap_or(Ok(()))
+}

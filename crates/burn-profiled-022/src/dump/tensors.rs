@@ -1,0 +1,156 @@
+//! Burn 0.22's tensors and tensor data in the core's value tree: read when the dumper takes
+//! them, as [`Array`]s of the dumped dtypes, in the same files as Burn 0.21's.
+
+use std::any::{Any, TypeId};
+
+use burn::tensor::kind::Basic;
+use burn::tensor::{DType, Float, Tensor, TensorData};
+use burn_profiled_core::dump::blob::{self, Array, BlobError, Dtype, DtypeOf, TensorDataOf};
+use burn_profiled_core::dump::{
+    DumpError, ErasedTensor, TensorLeaf, TensorLeafError, ToDump, Value,
+};
+
+use super::grads::GradOf;
+
+/// What this edition's tensors implement the core's conversions for (the compiler infers it).
+#[doc(hidden)]
+pub enum Burn022 {}
+
+impl DtypeOf<Burn022> for DType {
+    fn dumped(&self) -> Option<Dtype> {
+        Some(match self {
+            DType::F64 => Dtype::F64,
+            DType::F32 | DType::Flex32 => Dtype::F32,
+            DType::F16 => Dtype::F16,
+            DType::BF16 => Dtype::BF16,
+            DType::I64 => Dtype::I64,
+            DType::I32 => Dtype::I32,
+            DType::I16 => Dtype::I16,
+            DType::I8 => Dtype::I8,
+            DType::U64 => Dtype::U64,
+            DType::U32 => Dtype::U32,
+            DType::U16 => Dtype::U16,
+            DType::U8 => Dtype::U8,
+            DType::Bool(_) => Dtype::Bool,
+            DType::QFloat(_) => return None,
+        })
+    }
+}
+
+impl TensorDataOf<Burn022> for TensorData {
+    fn to_array(&self) -> Result<Array, BlobError> {
+        let dtype = self.dtype();
+        let dumped = dtype.dumped().ok_or_else(|| Array::quantized(dtype))?;
+        Array::from_burn_bytes(
+            dumped,
+            dtype.size(),
+            self.shape().to_vec(),
+            self.as_bytes().to_vec(),
+        )
+    }
+}
+
+/// Checks that `data`'s bytes are exactly what its shape and dtype need; the reason when not.
+fn check_data(data: &TensorData) -> Result<(), String> {
+    let shape = data.shape().to_vec();
+    let dtype = data.dtype();
+    let needed = blob::element_count(&shape).and_then(|n| n.checked_mul(dtype.size()));
+    let bytes = data.as_bytes().len();
+    match needed {
+        Some(needed) if needed == bytes => Ok(()),
+        Some(needed) => Err(format!(
+            "{bytes} bytes, but shape {shape:?} of {dtype:?} needs {needed}"
+        )),
+        None => Err(format!(
+            "shape {shape:?} of {dtype:?} has more bytes than memory can hold"
+        )),
+    }
+}
+
+fn into_array(data: TensorData) -> Result<Array, TensorLeafError> {
+    if matches!(data.dtype(), DType::QFloat(_)) {
+        return Err(TensorLeafError::UnsupportedDtype(format!(
+            "{:?}",
+            data.dtype()
+        )));
+    }
+    check_data(&data).map_err(TensorLeafError::Invalid)?;
+    Array::from_tensor_data(&data).map_err(|error| TensorLeafError::Invalid(error.to_string()))
+}
+
+/// `data` at `path` as the dumper keeps it (a gradient), or why not.
+pub(crate) fn array_at(data: TensorData, path: &str) -> Result<Array, DumpError> {
+    let path = path.to_owned();
+    into_array(data).map_err(|error| match error {
+        TensorLeafError::Read(message) => DumpError::TensorRead { path, message },
+        TensorLeafError::UnsupportedDtype(dtype) => DumpError::UnsupportedDtype { path, dtype },
+        TensorLeafError::Invalid(reason) => DumpError::InvalidTensorData { path, reason },
+    })
+}
+
+struct Erased<const D: usize, K: Basic>(Tensor<D, K>);
+
+impl<const D: usize, K: Basic + 'static> ErasedTensor for Erased<D, K>
+where
+    Tensor<D, K>: Send,
+{
+    fn into_array(self: Box<Self>) -> Result<Array, TensorLeafError> {
+        let data = self
+            .0
+            .try_into_data()
+            .map_err(|error| TensorLeafError::Read(format!("{error:?}")))?;
+        into_array(data)
+    }
+
+    fn into_primitive(self: Box<Self>) -> Box<dyn Any + Send> {
+        // Only float tensors have gradients; int and bool ones dump as untracked.
+        let float = (TypeId::of::<K>() == TypeId::of::<Float>())
+            .then(|| {
+                (Box::new(self.0) as Box<dyn Any>)
+                    .downcast::<Tensor<D, Float>>()
+                    .ok()
+            })
+            .flatten();
+        Box::new(match float {
+            Some(tensor) => GradOf::float(*tensor),
+            None => GradOf::untracked(),
+        })
+    }
+}
+
+/// Tensor values already read: dumped as they are; not usable as gradient inputs.
+struct DataTensor(TensorData);
+
+impl ErasedTensor for DataTensor {
+    fn into_array(self: Box<Self>) -> Result<Array, TensorLeafError> {
+        into_array(self.0)
+    }
+
+    fn into_primitive(self: Box<Self>) -> Box<dyn Any + Send> {
+        Box::new(GradOf::untracked())
+    }
+}
+
+impl ToDump<Burn022> for TensorData {
+    fn to_dump(self) -> Value {
+        Value::Tensor(TensorLeaf(Box::new(DataTensor(self))))
+    }
+}
+
+impl<const D: usize, K: Basic + 'static> ToDump<Burn022> for Tensor<D, K>
+where
+    Tensor<D, K>: Send,
+{
+    fn to_dump(self) -> Value {
+        Value::Tensor(TensorLeaf(Box::new(Erased(self))))
+    }
+}
+
+impl<const D: usize, K: Basic + 'static> ToDump<Burn022> for &Tensor<D, K>
+where
+    Tensor<D, K>: Send,
+{
+    fn to_dump(self) -> Value {
+        self.clone().to_dump()
+    }
+}
