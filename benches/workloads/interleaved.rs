@@ -10,7 +10,7 @@
 
 use std::time::{Duration, Instant};
 
-use burn_profiled::{probe, stats};
+use burn_profiled_core::{probe, stats};
 
 /// A variant: its name, and a closure that sets it up, times one run (the returned duration)
 /// and undoes its setup.

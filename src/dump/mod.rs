@@ -4,15 +4,15 @@
 //! The port of the original Python `TensorDumper`, with its directory layout and JSON format,
 //! so that dumps of a PyTorch reference and of a Burn run compare against each other:
 //!
-//! * data is added at dotted paths ([`TensorDumper::add_tensor_data`]) as anything
+//! * data is added at dotted paths ([`TensorDumper::add_tensor_data`](burn_profiled_core::dump::TensorDumper::add_tensor_data)) as anything
 //!   [`ToDump`]: Burn tensors, numbers, strings, lists, [`Map`]s, user types through
 //!   converters; tensors get a [`DumpType`] (JSON, `.bin`, PNG images, `.npy`), with overrides
 //!   by map key, permutations and exclusions ([`AddOptions`]);
-//! * gradients of autodiff tensors are added with [`TensorDumper::add_grad_data`] and computed
+//! * gradients of autodiff tensors are added with [`TensorDumper::add_grad_data`](burn_profiled_core::dump::TensorDumper::add_grad_data) and computed
 //!   by [`TensorDumper::set_gradients`] (module [`grads`]); gradients of intermediate
 //!   activations through [`TensorDumper::grad_tap`] (module [`tap`]);
-//! * [`TensorDumper::dump`] writes `<dir>/<n>/tensors.json` (+ `grads.json` + blob files), all
-//!   or nothing; [`TensorDumper::compare_to_dumped_data`] checks the data against
+//! * [`TensorDumper::dump`](burn_profiled_core::dump::TensorDumper::dump) writes `<dir>/<n>/tensors.json` (+ `grads.json` + blob files), all
+//!   or nothing; [`TensorDumper::compare_to_dumped_data`](burn_profiled_core::dump::TensorDumper::compare_to_dumped_data) checks the data against
 //!   such a dump ([`compare`]);
 //! * [`global`] is the process-wide, enable-once dumper; [`TensorDumper`] is the same as a
 //!   value.

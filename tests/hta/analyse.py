@@ -59,9 +59,10 @@ def main(run_dir):
             f"{row['stream']} {row['idle_category']}": float(row["idle_time"])
             for _, row in idle.iterrows()
         }
+        # None without CUDA runtime launch calls (a Burn 0.22 run's launches are CubeCL's).
         queue = analysis.get_queue_length_summary(ranks=[0])
-        out["queue_length_streams"] = sorted(
-            int(stream) for _, stream in queue.index
+        out["queue_length_streams"] = (
+            [] if queue is None else sorted(int(stream) for _, stream in queue.index)
         )
         # HTA's own mapping: each kernel's launch call (by correlation), nested in the CPU op
         # that made it (by the call stack); per CPU op, its kernels and their time, which

@@ -6,12 +6,21 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+/// The workspace's root, where `tests/hta` and `target/hta-venv` are, from the crate whose
+/// test this is (burn-profiled's, or another edition's under `crates/`).
+fn workspace() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .find(|dir| dir.join("tests/hta/analyse.py").is_file())
+        .expect("tests/hta/analyse.py in the workspace")
+}
+
 /// The Python that has HTA.
 pub fn python() -> PathBuf {
     if let Some(python) = std::env::var_os("BURN_PROFILED_HTA_PYTHON") {
         return python.into();
     }
-    let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/hta-venv/bin/python");
+    let venv = workspace().join("target/hta-venv/bin/python");
     assert!(
         venv.is_file(),
         "no HTA: run scripts/hta-venv.sh (a virtual environment with holistictraceanalysis in \
@@ -32,9 +41,7 @@ pub fn diff(before: &Path, after: &Path) -> Value {
 
 /// Runs `tests/hta/<script>` on `run_dirs`; its last line of output is JSON.
 fn run(script: &str, run_dirs: &[&Path]) -> Value {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/hta")
-        .join(script);
+    let script = workspace().join("tests/hta").join(script);
     let output = std::process::Command::new(python())
         .arg(script)
         .args(run_dirs)

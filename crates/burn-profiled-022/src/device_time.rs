@@ -16,12 +16,24 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
-use burn_profiled_core::device_time::correlate::{Activity, Kernel};
+use burn_profiled_core::context::thread;
+use burn_profiled_core::device_time::correlate::{Activity, ApiCall, Kernel};
 use burn_profiled_core::device_time::{self, DeviceTimeError, Source, SourceCounts};
+use burn_profiled_core::trace::CUBECL_LAUNCH;
 use cubecl_runtime::config::{TypeNameFormatLevel, type_name_format};
 use cubecl_runtime::logging::{
     Duration, LaunchObservation, LaunchObserver, ProfileDuration, TimingMethod, TimingRequest,
 };
+
+/// A kernel's name as the timeline and the op table show it: CubeCL's balanced form (the
+/// type without its path, then its generic arguments) cut to the type and its first argument
+/// (`KernelBinop | AddOp`, `MatmulEntry | FusedMatmulArgs`): a matmul's full form runs to 25
+/// arguments, and HTA's kernel breakdown leaves such names out.
+fn kernel_name(kernel: &str) -> String {
+    let balanced = type_name_format(kernel, TypeNameFormatLevel::Balanced);
+    let parts: Vec<&str> = balanced.split(" | ").take(2).collect();
+    parts.join(" | ")
+}
 
 /// A kernel's measurement, unread, with the block that launched it.
 struct Timed {
@@ -33,8 +45,9 @@ struct Timed {
 }
 
 enum Measurement {
-    /// `profiled`: to be read once the step is over.
-    Deferred(ProfileDuration),
+    /// `profiled`: to be read once the step is over, with its launch call (the launch had
+    /// been submitted when it was handed over).
+    Deferred(ProfileDuration, LaunchCall),
     /// `timed`: read by CubeCL already (its profiling logger is on), a length without a start.
     Read {
         ended: Instant,
@@ -43,9 +56,18 @@ enum Measurement {
     },
 }
 
+/// A launch call as the launching thread saw it: from `launched` to `profiled`.
+struct LaunchCall {
+    started: Instant,
+    ended: Instant,
+    thread: u32,
+}
+
 thread_local! {
     /// The blocks open on this thread, innermost last.
     static OPEN: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
+    /// When this thread's launch in progress was issued.
+    static LAUNCHED: std::cell::Cell<Option<Instant>> = const { std::cell::Cell::new(None) };
 }
 
 /// What the observer hands over, and what it counted.
@@ -54,11 +76,30 @@ struct Launches {
     /// after it puts this one back in CubeCL's slot, where it must cost nothing.
     active: AtomicBool,
     epoch: Instant,
+    /// The earliest instant before `epoch` the host's clock holds (up to about a day): device
+    /// timestamps before the epoch are placed from it.
+    floor: Instant,
     timed: Mutex<Vec<Timed>>,
     next_correlation: AtomicU32,
     host_timed_kernels: AtomicU64,
     host_timed_ns: AtomicU64,
     unmeasured_kernels: AtomicU64,
+    /// How far the device's timestamps are ahead of the host's clock, once they were seen to
+    /// be (a kernel placed before its own launch, or after it was read), in ns.
+    device_clock_ahead: Mutex<Option<i128>>,
+}
+
+/// A measurement read: start and end on the epoch's clock (signed: a device clock anchored
+/// off the host's can put them before it), the length as measured, how it was measured, and
+/// when its launch was handed over, for device timestamps.
+struct Span {
+    start: i128,
+    end: i128,
+    length: u64,
+    method: TimingMethod,
+    issued: Option<i128>,
+    /// Its launch call, on the epoch's clock, for device timestamps.
+    call: Option<ApiCall>,
 }
 
 impl Launches {
@@ -67,11 +108,13 @@ impl Launches {
         Launches {
             active: AtomicBool::new(true),
             epoch,
+            floor: earliest_before(epoch),
             timed: Mutex::new(Vec::new()),
             next_correlation: AtomicU32::new(1),
             host_timed_kernels: AtomicU64::new(0),
             host_timed_ns: AtomicU64::new(0),
             unmeasured_kernels: AtomicU64::new(0),
+            device_clock_ahead: Mutex::new(None),
         }
     }
 
@@ -95,10 +138,56 @@ impl Launches {
         at.saturating_duration_since(self.epoch).as_nanos() as u64
     }
 
+    fn signed_nanos(&self, at: Instant) -> i128 {
+        self.since_floor(at.saturating_duration_since(self.floor))
+    }
+
+    /// A time given as its distance from [`Launches::floor`], on the epoch's clock.
+    fn since_floor(&self, after_floor: Duration) -> i128 {
+        after_floor.as_nanos() as i128 - self.epoch.duration_since(self.floor).as_nanos() as i128
+    }
+
+    /// Puts device timestamps on the host's clock where they are not: CubeCL anchors each
+    /// device's clock to the host's once, and on Mesa's lavapipe that anchor was measured
+    /// off by the machine's uptime (kernels hours after their launches, their lengths right).
+    /// A kernel cannot start before its launch was submitted, nor end after it was read; when
+    /// one does, the device clock's lead is taken as the least of each kernel's start minus
+    /// its launch (the kernel that waited least, which on an idle device waited almost
+    /// nothing), and kept for the rest of the run.
+    fn align(&self, spans: &mut [Option<Span>], read_at: i128) {
+        let device = || spans.iter().flatten().filter(|span| span.issued.is_some());
+        let misplaced = device().any(|span| {
+            span.issued.is_some_and(|issued| span.start < issued) || span.end > read_at
+        });
+        let mut ahead = self
+            .device_clock_ahead
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if misplaced {
+            let lead = device()
+                .filter_map(|span| Some(span.start - span.issued?))
+                .min();
+            if let Some(lead) = lead {
+                *ahead = Some(ahead.map_or(lead, |ahead: i128| ahead.min(lead)));
+            }
+        }
+        if let Some(ahead) = *ahead {
+            for span in spans
+                .iter_mut()
+                .flatten()
+                .filter(|span| span.issued.is_some())
+            {
+                span.start -= ahead;
+                span.end -= ahead;
+            }
+        }
+    }
+
     /// Reads every measurement kept so far (each waits for its kernel), as activity records.
     fn read(&self, names: &mut HashMap<&'static str, String>) -> Vec<Activity> {
         let timed = std::mem::take(&mut *self.timed.lock().unwrap_or_else(PoisonError::into_inner));
-        let mut records = Vec::with_capacity(2 * timed.len());
+        let mut read = Vec::with_capacity(timed.len());
+        let mut spans = Vec::with_capacity(timed.len());
         for Timed {
             correlation,
             op,
@@ -106,15 +195,23 @@ impl Launches {
             measurement,
         } in timed
         {
-            // Start and end on the epoch's clock, and the length as measured.
             let span = match measurement {
-                Measurement::Deferred(measurement) => {
+                Measurement::Deferred(measurement, call) => {
                     let method = measurement.timing_method();
                     let ticks = cubecl_environment::future::block_on(measurement.resolve());
-                    ticks.map(|ticks| {
-                        let start = ticks.start_duration_since(self.epoch).as_nanos() as u64;
-                        let end = ticks.end_duration_since(self.epoch).as_nanos() as u64;
-                        (start, end, ticks.duration().as_nanos() as u64, method)
+                    let device = method == TimingMethod::Device;
+                    ticks.map(|ticks| Span {
+                        start: self.since_floor(ticks.start_duration_since(self.floor)),
+                        end: self.since_floor(ticks.end_duration_since(self.floor)),
+                        length: ticks.duration().as_nanos() as u64,
+                        method,
+                        issued: device.then(|| self.signed_nanos(call.started)),
+                        call: device.then(|| ApiCall {
+                            cbid: CUBECL_LAUNCH,
+                            start_ns: self.nanos_since_epoch(call.started),
+                            end_ns: self.nanos_since_epoch(call.ended),
+                            thread: call.thread,
+                        }),
                     })
                 }
                 Measurement::Read {
@@ -122,45 +219,78 @@ impl Launches {
                     length,
                     method,
                 } => {
-                    let (end, length) = (self.nanos_since_epoch(ended), length.as_nanos() as u64);
-                    Some((end.saturating_sub(length), end, length, method))
+                    let end = self.signed_nanos(ended);
+                    Some(Span {
+                        start: end - length.as_nanos() as i128,
+                        end,
+                        length: length.as_nanos() as u64,
+                        method,
+                        issued: None,
+                        call: None,
+                    })
                 }
             };
-            match span {
-                None => {
-                    self.unmeasured_kernels.fetch_add(1, Ordering::Relaxed);
-                }
-                Some((_, _, length_ns, TimingMethod::System)) => {
-                    self.host_timed_kernels.fetch_add(1, Ordering::Relaxed);
-                    self.host_timed_ns.fetch_add(length_ns, Ordering::Relaxed);
-                }
-                Some((start_ns, end_ns, _, TimingMethod::Device)) => {
-                    if let Some(external) = op {
-                        records.push(Activity::External {
-                            external,
-                            correlation,
-                        });
-                    }
-                    let name = names
-                        .entry(kernel)
-                        .or_insert_with(|| type_name_format(kernel, TypeNameFormatLevel::Balanced))
-                        .clone();
-                    records.push(Activity::Kernel(Kernel {
-                        correlation,
-                        start_ns,
-                        end_ns,
-                        name,
-                        ..Kernel::default()
-                    }));
+            read.push((correlation, op, kernel));
+            spans.push(span);
+        }
+        self.align(&mut spans, self.signed_nanos(Instant::now()));
+        let mut records = Vec::with_capacity(2 * read.len());
+        for ((correlation, op, kernel), span) in read.into_iter().zip(spans) {
+            let Some(span) = span else {
+                self.unmeasured_kernels.fetch_add(1, Ordering::Relaxed);
+                continue;
+            };
+            if span.method == TimingMethod::System {
+                self.host_timed_kernels.fetch_add(1, Ordering::Relaxed);
+                self.host_timed_ns.fetch_add(span.length, Ordering::Relaxed);
+                continue;
+            }
+            if let Some(external) = op {
+                records.push(Activity::External {
+                    external,
+                    correlation,
+                });
+                if let Some(call) = span.call {
+                    records.push(Activity::Api { correlation, call });
                 }
             }
+            let name = names
+                .entry(kernel)
+                .or_insert_with(|| kernel_name(kernel))
+                .clone();
+            records.push(Activity::Kernel(Kernel {
+                correlation,
+                start_ns: span.start.max(0) as u64,
+                end_ns: span.end.max(0) as u64,
+                name,
+                ..Kernel::default()
+            }));
         }
         records
     }
 }
 
+/// The earliest instant at most about a day before `at` that the host's clock can hold (a
+/// monotonic clock starts at boot).
+fn earliest_before(at: Instant) -> Instant {
+    let mut back = Duration::from_secs(1 << 16);
+    loop {
+        if let Some(earlier) = at.checked_sub(back) {
+            return earlier;
+        }
+        if back.is_zero() {
+            return at;
+        }
+        back /= 2;
+    }
+}
+
 impl LaunchObserver for Launches {
-    fn launched(&self, _kernel: &'static str) {}
+    fn launched(&self, _kernel: &'static str) {
+        if self.active.load(Ordering::Relaxed) {
+            LAUNCHED.set(Some(Instant::now()));
+        }
+    }
 
     fn timing(&self) -> TimingRequest {
         if self.active.load(Ordering::Relaxed) {
@@ -171,7 +301,13 @@ impl LaunchObserver for Launches {
     }
 
     fn profiled(&self, kernel: &'static str, profile: ProfileDuration) {
-        self.keep(kernel, Measurement::Deferred(profile));
+        let ended = Instant::now();
+        let call = LaunchCall {
+            started: LAUNCHED.take().unwrap_or(ended),
+            ended,
+            thread: thread::os_thread_id(),
+        };
+        self.keep(kernel, Measurement::Deferred(profile, call));
     }
 
     fn timed(&self, kernel: &'static str, length: Duration, method: TimingMethod) {
@@ -272,13 +408,6 @@ impl Source for LaunchTimes {
 mod tests {
     use super::*;
 
-    fn device_time(start: Instant, micros: u64) -> ProfileDuration {
-        let end = start + Duration::from_micros(micros);
-        ProfileDuration::new_device_time(async move {
-            cubecl_runtime::logging::ProfileTicks::from_start_end(start, end)
-        })
-    }
-
     fn kernels(records: &[Activity]) -> Vec<(u32, u64, u64, &str)> {
         records
             .iter()
@@ -294,13 +423,25 @@ mod tests {
             .collect()
     }
 
+    /// A measurement that resolves to a kernel of `micros` ending `ahead` after it is read.
+    fn read_later(micros: u64, ahead: Duration) -> ProfileDuration {
+        ProfileDuration::new_device_time(async move {
+            let end = Instant::now() + ahead;
+            cubecl_runtime::logging::ProfileTicks::from_start_end(
+                end - Duration::from_micros(micros),
+                end,
+            )
+        })
+    }
+
     #[test]
     fn a_kernel_the_device_timed_in_a_block_is_that_blocks_with_its_start_and_end() {
-        let launches = Launches::since(Instant::now());
-        let start = launches.epoch + Duration::from_micros(10);
+        let issued = Instant::now();
+        let launches = Launches::since(issued);
         OPEN.with(|open| open.borrow_mut().push(7));
-        launches.profiled("cubecl::elemwise_fuse<f32>", device_time(start, 3));
+        launches.profiled("cubecl::elemwise_fuse<f32>", read_later(3, Duration::ZERO));
         OPEN.with(|open| open.borrow_mut().pop());
+        std::thread::sleep(Duration::from_millis(1));
         let records = launches.read(&mut HashMap::new());
         assert_eq!(
             records[0],
@@ -309,16 +450,44 @@ mod tests {
                 correlation: 1
             }
         );
+        let [(1, start, end, "elemwise_fuse | f32")] = kernels(&records)[..] else {
+            panic!("one kernel: {records:?}");
+        };
+        assert_eq!(end - start, 3_000);
+        assert!(
+            start >= 1_000_000,
+            "placed where the device put it: {start} ns"
+        );
+        assert_eq!(*launches.device_clock_ahead.lock().unwrap(), None);
+    }
+
+    #[test]
+    fn device_timestamps_an_hour_ahead_of_the_host_are_put_back_after_their_launch() {
+        let launches = Launches::since(Instant::now());
+        launches.profiled("matmul", read_later(5, Duration::from_secs(3600)));
+        let launched = launches.nanos_since_epoch(Instant::now());
+        launches.profiled("exp", read_later(2, Duration::from_secs(3600)));
+        let records = launches.read(&mut HashMap::new());
+        let read = launches.nanos_since_epoch(Instant::now());
+        let kernels = kernels(&records);
+        assert_eq!(kernels.len(), 2);
+        for &(_, start, end, name) in &kernels {
+            assert!(
+                start <= launched + 1_000_000 && end <= read,
+                "{name}: {start}..{end} ns, launched by {launched}, read at {read}"
+            );
+        }
         assert_eq!(
-            kernels(&records),
-            [(1, 10_000, 13_000, "elemwise_fuse | f32")]
+            kernels[0].2 - kernels[0].1,
+            5_000,
+            "lengths are the device's"
         );
     }
 
     #[test]
     fn a_kernel_launched_outside_every_block_is_named_by_no_block() {
         let launches = Launches::since(Instant::now());
-        launches.profiled("copy", device_time(launches.epoch, 1));
+        launches.profiled("copy", read_later(1, Duration::ZERO));
         let records = launches.read(&mut HashMap::new());
         assert_eq!(kernels(&records).len(), 1);
         assert!(

@@ -32,6 +32,8 @@
 //! edition.
 #![warn(missing_docs)]
 
+#[doc(hidden)]
+pub mod bench;
 mod blocks;
 mod device_time;
 pub mod dump;

@@ -4,10 +4,10 @@
 //! code: a dump of a 0.21 run and one of a 0.22 run of the same model compare with
 //! `burn-dump-diff`, and either with a PyTorch reference's.
 //!
-//! Data is added at dotted paths ([`TensorDumper::add_tensor_data`]) as anything
+//! Data is added at dotted paths ([`TensorDumper::add_tensor_data`](burn_profiled_core::dump::TensorDumper::add_tensor_data)) as anything
 //! [`ToDump`]: Burn 0.22 tensors (`Tensor<D, K>`, `&Tensor`, `TensorData`), numbers, strings,
 //! lists, [`Map`]s, user types through converters. Gradients of autodiff tensors are added
-//! with [`TensorDumper::add_grad_data`] and computed by [`TensorDumper::set_gradients`] or
+//! with [`TensorDumper::add_grad_data`](burn_profiled_core::dump::TensorDumper::add_grad_data) and computed by [`TensorDumper::set_gradients`] or
 //! taken from the user's backward with [`TensorDumper::set_gradients_from`]. Burn 0.21's
 //! gradient taps on intermediate tensors and ragged batches are not here yet.
 

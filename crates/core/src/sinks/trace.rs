@@ -93,10 +93,15 @@ struct KernelSpan {
     shape: KernelShape,
 }
 
+/// The `cbid` of a launch CubeCL's launch observer saw (Burn 0.22's edition): no CUDA call.
+#[doc(hidden)]
+pub const CUBECL_LAUNCH: u32 = u32::MAX;
+
 /// The name Kineto gives a CUDA driver call: the launch calls CUPTI reports kernels under.
 /// Another call is a `CUDA driver call`, its `cbid` in its args.
 fn driver_call_name(cbid: u32) -> &'static str {
     match cbid {
+        CUBECL_LAUNCH => "CubeCL launch",
         307 => "cuLaunchKernel",
         477 => "cuLaunchCooperativeKernel",
         652 => "cuLaunchKernelEx",
