@@ -466,3 +466,42 @@ fn all_dtypes_dump_as_json_and_binary() {
         std::fs::read_to_string(dir.path().join("0/[tensors.json]b.bool.bin.meta.json")).unwrap();
     assert!(meta.contains("torch.bool"), "{meta}");
 }
+
+/// A user's own type, dumped directly (`impl ToDump`, as before the core and the editions).
+struct Scale {
+    factor: f64,
+    name: &'static str,
+}
+
+impl ToDump for Scale {
+    fn to_dump(self) -> Value {
+        Map::new()
+            .with("factor", self.factor)
+            .with("name", self.name)
+            .to_dump()
+    }
+}
+
+#[test]
+fn a_users_own_to_dump_type_sits_beside_tensors_in_maps_lists_and_tuples() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = TensorDumper::new(dir.path());
+    let scale = || Scale {
+        factor: 0.5,
+        name: "s",
+    };
+    let data = Map::new()
+        .with("t", t2x3())
+        .with("scale", scale())
+        .with("pair", (scale(), t2x3()))
+        .with("list", vec![Some(scale()), None]);
+    d.add_tensor_data("a", data, json()).unwrap();
+    let scale_json = r#"{"factor": 0.5, "name": "s"}"#;
+    let t_json = "[[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]";
+    assert_eq!(
+        dumped(d, dir.path()),
+        parse(&format!(
+            r#"{{"a": {{"t": {t_json}, "scale": {scale_json}, "pair": [{scale_json}, {t_json}], "list": [{scale_json}, null]}}}}"#
+        ))
+    );
+}
