@@ -5,7 +5,7 @@ use std::any::Any;
 
 use burn::tensor::backend::Backend;
 use burn::tensor::{BasicOps, DType, Element, Tensor, TensorData};
-use burn_profiled_core::dump::blob::{self, Array, BlobError, Dtype, DtypeOf, TensorDataOf};
+use burn_profiled_core::dump::blob::{Array, BlobError, DtypeOf, TensorDataOf};
 use burn_profiled_core::dump::{
     DumpError, ErasedTensor, TensorLeaf, TensorLeafError, ToDump, Value,
 };
@@ -14,26 +14,7 @@ use burn_profiled_core::dump::{
 #[doc(hidden)]
 pub enum Burn021 {}
 
-impl DtypeOf<Burn021> for DType {
-    fn dumped(&self) -> Option<Dtype> {
-        Some(match self {
-            DType::F64 => Dtype::F64,
-            DType::F32 | DType::Flex32 => Dtype::F32,
-            DType::F16 => Dtype::F16,
-            DType::BF16 => Dtype::BF16,
-            DType::I64 => Dtype::I64,
-            DType::I32 => Dtype::I32,
-            DType::I16 => Dtype::I16,
-            DType::I8 => Dtype::I8,
-            DType::U64 => Dtype::U64,
-            DType::U32 => Dtype::U32,
-            DType::U16 => Dtype::U16,
-            DType::U8 => Dtype::U8,
-            DType::Bool(_) => Dtype::Bool,
-            DType::QFloat(_) => return None,
-        })
-    }
-}
+burn_profiled_core::dtype_of_burn!(DType, Burn021);
 
 impl TensorDataOf<Burn021> for TensorData {
     fn to_array(&self) -> Result<Array, BlobError> {
@@ -50,23 +31,15 @@ impl TensorDataOf<Burn021> for TensorData {
     }
 }
 
-/// Checks that `data`'s bytes are exactly what its shape and dtype need (a `TensorData` built
+/// Checks that `data`'s bytes are exactly what its shape and dtype need (tensor data built
 /// by hand may not be); the reason when not.
 pub(crate) fn check_data(data: &TensorData) -> Result<(), String> {
-    let shape = data.shape.to_vec();
-    let needed = blob::element_count(&shape).and_then(|n| n.checked_mul(data.dtype.size()));
-    match needed {
-        Some(needed) if needed == data.as_bytes().len() => Ok(()),
-        Some(needed) => Err(format!(
-            "{} bytes, but shape {shape:?} of {:?} needs {needed}",
-            data.as_bytes().len(),
-            data.dtype
-        )),
-        None => Err(format!(
-            "shape {shape:?} of {:?} has more bytes than memory can hold",
-            data.dtype
-        )),
-    }
+    Array::check_burn_bytes(
+        &data.shape.to_vec(),
+        data.dtype.size(),
+        data.as_bytes().len(),
+        data.dtype,
+    )
 }
 
 /// `data` as the dumper keeps it, or why it cannot be.
@@ -83,12 +56,7 @@ fn into_array(data: TensorData) -> Result<Array, TensorLeafError> {
 
 /// `data` at `path` as the dumper keeps it (a gradient read by the edition), or why not.
 pub(crate) fn array_at(data: TensorData, path: &str) -> Result<Array, DumpError> {
-    let path = path.to_owned();
-    into_array(data).map_err(|error| match error {
-        TensorLeafError::Read(message) => DumpError::TensorRead { path, message },
-        TensorLeafError::UnsupportedDtype(dtype) => DumpError::UnsupportedDtype { path, dtype },
-        TensorLeafError::Invalid(reason) => DumpError::InvalidTensorData { path, reason },
-    })
+    into_array(data).map_err(|error| error.at(path))
 }
 
 struct Erased<B: Backend, const D: usize, K: BasicOps<B>>(Tensor<B, D, K>);

@@ -9,7 +9,7 @@ use super::error::DumpError;
 use super::json::PyJson;
 use super::options::{AddOptions, DumpType};
 use super::tree::{Content, Node, Record, check_name};
-use super::value::{Map, TensorLeafError, Value};
+use super::value::{Map, Value};
 
 /// Which structure the data goes to: tensors are read at once, gradient inputs kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -109,18 +109,7 @@ impl Format<'_> {
             Value::Tensor(leaf) => {
                 let content = match self.kind {
                     Kind::Tensors => {
-                        let path = path.to_owned();
-                        let data = leaf.0.into_array().map_err(|error| match error {
-                            TensorLeafError::Read(message) => {
-                                DumpError::TensorRead { path, message }
-                            }
-                            TensorLeafError::UnsupportedDtype(dtype) => {
-                                DumpError::UnsupportedDtype { path, dtype }
-                            }
-                            TensorLeafError::Invalid(reason) => {
-                                DumpError::InvalidTensorData { path, reason }
-                            }
-                        })?;
+                        let data = leaf.0.into_array().map_err(|error| error.at(path))?;
                         Content::Data(data)
                     }
                     Kind::Grads => Content::Pending(leaf.0.into_primitive()),

@@ -136,6 +136,22 @@ pub enum TensorLeafError {
     Invalid(String),
 }
 
+impl TensorLeafError {
+    /// The dumper's error for the tensor at `path`.
+    pub fn at(self, path: &str) -> super::DumpError {
+        let path = path.to_owned();
+        match self {
+            TensorLeafError::Read(message) => super::DumpError::TensorRead { path, message },
+            TensorLeafError::UnsupportedDtype(dtype) => {
+                super::DumpError::UnsupportedDtype { path, dtype }
+            }
+            TensorLeafError::Invalid(reason) => {
+                super::DumpError::InvalidTensorData { path, reason }
+            }
+        }
+    }
+}
+
 /// Values already read: dumped as they are; not usable as gradient inputs.
 impl ErasedTensor for Array {
     fn into_array(self: Box<Self>) -> Result<Array, TensorLeafError> {

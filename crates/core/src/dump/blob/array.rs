@@ -124,6 +124,27 @@ impl Array {
         Array::new(dtype, shape, bytes)
     }
 
+    /// Checks that `byte_len` bytes are exactly what `shape` of `dtype` (`element_size` bytes
+    /// an element, as Burn stores it) needs, as tensor data built by hand may not be; the
+    /// reason when not.
+    #[doc(hidden)]
+    pub fn check_burn_bytes(
+        shape: &[usize],
+        element_size: usize,
+        byte_len: usize,
+        dtype: impl std::fmt::Debug,
+    ) -> Result<(), String> {
+        match element_count(shape).and_then(|n| n.checked_mul(element_size)) {
+            Some(needed) if needed == byte_len => Ok(()),
+            Some(needed) => Err(format!(
+                "{byte_len} bytes, but shape {shape:?} of {dtype:?} needs {needed}"
+            )),
+            None => Err(format!(
+                "shape {shape:?} of {dtype:?} has more bytes than memory can hold"
+            )),
+        }
+    }
+
     /// What a quantized tensor, which has no dumped form, is refused with.
     #[doc(hidden)]
     pub fn quantized(dtype: impl std::fmt::Debug) -> BlobError {

@@ -7,6 +7,36 @@ pub trait DtypeOf<Burn> {
     fn dumped(&self) -> Option<Dtype>;
 }
 
+/// Implements [`DtypeOf`]`<$burn>` for a Burn version's `DType` (every Burn since 0.20 has
+/// the same variants): `Flex32` as f32, every bool storage as `torch.bool`, quantized as none.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! dtype_of_burn {
+    ($dtype:ty, $burn:ty) => {
+        impl $crate::dump::blob::DtypeOf<$burn> for $dtype {
+            fn dumped(&self) -> Option<$crate::dump::blob::Dtype> {
+                use $crate::dump::blob::Dtype;
+                Some(match self {
+                    Self::F64 => Dtype::F64,
+                    Self::F32 | Self::Flex32 => Dtype::F32,
+                    Self::F16 => Dtype::F16,
+                    Self::BF16 => Dtype::BF16,
+                    Self::I64 => Dtype::I64,
+                    Self::I32 => Dtype::I32,
+                    Self::I16 => Dtype::I16,
+                    Self::I8 => Dtype::I8,
+                    Self::U64 => Dtype::U64,
+                    Self::U32 => Dtype::U32,
+                    Self::U16 => Dtype::U16,
+                    Self::U8 => Dtype::U8,
+                    Self::Bool(_) => Dtype::Bool,
+                    Self::QFloat(_) => return None,
+                })
+            }
+        }
+    };
+}
+
 /// Element types of dumped arrays, named as PyTorch names them (`torch.float32`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Dtype {
