@@ -42,6 +42,8 @@ mod logical_memory;
 mod phases;
 mod runners;
 mod session;
+#[cfg(feature = "train")]
+pub mod train;
 
 pub use burn_profiled_core::recorder::RunSummary;
 pub use burn_profiled_core::{

@@ -1,0 +1,109 @@
+//! The train data loader, wrapped: each batch it gives starts a step.
+
+use std::sync::Arc;
+
+use burn::data::dataloader::{DataLoader, DataLoaderIterator, Progress};
+use burn::data::dataset::DatasetError;
+use burn::tensor::Device;
+use burn_profiled_core::dump::{self, Map};
+use burn_profiled_core::{nvtx, stopwatch};
+
+use super::TrainProfiling;
+
+/// Turns a batch into what the dump records.
+type ToDump<I> = Arc<dyn Fn(&I) -> Map + Send + Sync>;
+
+/// burn-train's train data loader, wrapped by [`TrainProfiling::train_loader`].
+pub struct ProfiledLoader<I> {
+    profiling: TrainProfiling,
+    inner: Arc<dyn DataLoader<I>>,
+    to_dump: Option<ToDump<I>>,
+}
+
+impl<I> ProfiledLoader<I> {
+    pub(super) fn new(
+        profiling: TrainProfiling,
+        inner: Arc<dyn DataLoader<I>>,
+        to_dump: Option<ToDump<I>>,
+    ) -> Self {
+        ProfiledLoader {
+            profiling,
+            inner,
+            to_dump,
+        }
+    }
+
+    fn wrap(&self, inner: Arc<dyn DataLoader<I>>) -> Self {
+        ProfiledLoader::new(self.profiling.clone(), inner, self.to_dump.clone())
+    }
+}
+
+impl<I: 'static> DataLoader<I> for ProfiledLoader<I> {
+    fn iter<'a>(&'a self) -> Box<dyn DataLoaderIterator<I> + 'a> {
+        Box::new(Steps {
+            loader: self,
+            inner: self.inner.iter(),
+        })
+    }
+
+    fn num_items(&self) -> usize {
+        self.inner.num_items()
+    }
+
+    fn to_device(&self, device: &Device) -> Arc<dyn DataLoader<I>> {
+        Arc::new(self.wrap(self.inner.to_device(device)))
+    }
+
+    fn slice(&self, start: usize, end: usize) -> Arc<dyn DataLoader<I>> {
+        Arc::new(self.wrap(self.inner.slice(start, end)))
+    }
+}
+
+/// One epoch's iterator.
+struct Steps<'a, I> {
+    loader: &'a ProfiledLoader<I>,
+    inner: Box<dyn DataLoaderIterator<I> + 'a>,
+}
+
+impl<I> Iterator for Steps<'_, I> {
+    type Item = Result<I, DatasetError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let shared = &self.loader.profiling.shared;
+        if !shared.is_step_thread() {
+            // Another device's worker: its batches pass through, its blocks are profiled.
+            if shared.steps().stopped {
+                return None;
+            }
+            return self.inner.next();
+        }
+        {
+            let mut session = shared.session();
+            // Finished: the loader passes batches through untouched.
+            let Some(session) = session.as_mut() else {
+                drop(session);
+                return self.inner.next();
+            };
+            shared.end_step(session);
+        }
+        if shared.steps().stopped {
+            return None;
+        }
+        let batch = stopwatch::measure("load batch", || {
+            nvtx::scope("load batch", || self.inner.next())
+        })?;
+        if let (Ok(batch), Some(to_dump)) = (&batch, &self.loader.to_dump)
+            && dump::global::is_enabled()
+        {
+            shared.steps().last_batch = Some(to_dump(batch));
+        }
+        shared.start_step();
+        Some(batch)
+    }
+}
+
+impl<I> DataLoaderIterator<I> for Steps<'_, I> {
+    fn progress(&self) -> Progress {
+        self.inner.progress()
+    }
+}

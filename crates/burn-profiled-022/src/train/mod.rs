@@ -1,0 +1,208 @@
+//! Profiling a burn-train `Learner` run on Burn 0.22 (cargo feature `train`): one
+//! registration, the train data loader, as on Burn 0.21 (`burn_profiled::train`).
+//!
+//! ```no_run
+//! # use std::sync::Arc;
+//! # use burn::data::dataloader::DataLoader;
+//! use burn::tensor::{Device, DeviceKind};
+//! use burn_profiled_022::train::TrainProfiling;
+//! # fn loaders() -> (Arc<dyn DataLoader<()>>, ()) { unimplemented!() }
+//!
+//! let device = Device::wgpu(DeviceKind::DefaultDevice).autodiff();
+//! // `BURN_PROFILED=profile` (or a preset, or a config file); nothing is on when it is unset.
+//! let profiling = TrainProfiling::from_env(&device, "target/run").unwrap();
+//! # let (train_loader, _valid_loader) = loaders();
+//! let train_loader = profiling.train_loader(train_loader); // the one registration
+//! // let training = SupervisedTraining::new(dir, train_loader, valid_loader);
+//! // profiling.set_interrupter(training.interrupter());    // optional: the memory guard
+//! // training.launch(learner);
+//! let summary = profiling.finish().unwrap(); // trace.json, ops.json, run.json
+//! ```
+//!
+//! burn-train 0.22 runs the loop, so nothing of the user's code is called at a step's end.
+//! The train data loader's `next()` is: it is where an iteration starts and where the previous
+//! one ended, on the training thread. [`TrainProfiling::train_loader`] wraps the loader, and
+//! each `next()` ends the step in progress (the `step` stopwatch measurement and NVTX range,
+//! the step's time, the session's `finish_iter`: warm-up, per-op tools after it, the memory
+//! guard), loads the next batch inside a `load batch` measurement and range, and opens the
+//! next step. A step is everything burn-train does for one batch: forward and backward
+//! (`TrainStep::step`), the optimizer, the output to the metrics. Put `nvtx::scope("forward",
+//! ..)` (and `"backward"`) in your `TrainStep::step` for phases; the session carries them to
+//! the fusion thread with the blocks. Validation runs between epochs, outside any step.
+//!
+//! Dumps (the `debug` preset): the last step's batch, through the function given to
+//! [`TrainProfiling::train_loader_dumping`]; gradients through
+//! `dump::global::set_gradients_from(&grads)` in your `TrainStep::step`.
+//!
+//! Burn 0.21's dashboard metrics (step time, top op) and plain progress renderer are not
+//! here yet.
+
+mod loader;
+
+use std::io;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Instant;
+
+use burn::data::dataloader::DataLoader;
+use burn::tensor::Device;
+use burn_profiled_core::config::{ConfigError, Preset, RuntimeConfig};
+use burn_profiled_core::dump::{self, AddOptions, DumpType, Map};
+use burn_profiled_core::{nvtx, stopwatch};
+
+use crate::{RunSummary, Session};
+pub use loader::ProfiledLoader;
+
+/// Drives a [`Session`] from a burn-train `Learner` run: see the [module docs](self).
+#[derive(Clone)]
+pub struct TrainProfiling {
+    shared: Arc<Shared>,
+}
+
+/// What the loader (on the training thread) and the user share.
+struct Shared {
+    session: Mutex<Option<Session>>,
+    steps: Mutex<Steps>,
+}
+
+/// The steps so far.
+#[derive(Default)]
+struct Steps {
+    /// The step in progress: when it started, and the thread it runs on.
+    open: Option<(Instant, std::thread::ThreadId)>,
+    /// The thread whose batches are the steps: the first to take one.
+    thread: Option<std::thread::ThreadId>,
+    /// The last finished step's time, in seconds.
+    last_seconds: Option<f64>,
+    /// The memory guard stopped the run: the loader ends every epoch from now on.
+    stopped: bool,
+    /// The last step's batch, for the dump at the end (the `debug` preset).
+    last_batch: Option<Map>,
+    /// The run's interrupter, stopped with the memory guard's message.
+    interrupter: Option<burn::train::Interrupter>,
+}
+
+impl TrainProfiling {
+    /// Starts a session with `config` on `device`, writing its artefacts to `out_dir` at
+    /// [`finish`](TrainProfiling::finish).
+    ///
+    /// # Panics
+    /// As [`Session::start`]: if a session is live, or a tool it enables was enabled before in
+    /// this process.
+    pub fn start(config: RuntimeConfig, device: &Device, out_dir: impl Into<PathBuf>) -> Self {
+        TrainProfiling {
+            shared: Arc::new(Shared {
+                session: Mutex::new(Some(Session::start(config, device, out_dir))),
+                steps: Mutex::new(Steps::default()),
+            }),
+        }
+    }
+
+    /// [`start`](TrainProfiling::start) with the configuration `BURN_PROFILED` names (a
+    /// preset or a file), the `train` preset (everything off) when it is unset.
+    pub fn from_env(device: &Device, out_dir: impl Into<PathBuf>) -> Result<Self, ConfigError> {
+        let config = RuntimeConfig::from_env_or(Preset::Train)?;
+        Ok(Self::start(config, device, out_dir))
+    }
+
+    /// Wraps burn-train's train data loader: every batch it gives starts a step (see the
+    /// [module docs](self)). Pass the result to `SupervisedTraining::new`.
+    pub fn train_loader<I: 'static>(
+        &self,
+        loader: Arc<dyn DataLoader<I>>,
+    ) -> Arc<dyn DataLoader<I>> {
+        Arc::new(ProfiledLoader::new(self.clone(), loader, None))
+    }
+
+    /// [`train_loader`](TrainProfiling::train_loader), and with dumps on (the `debug`
+    /// preset) `to_dump` turns each batch into what the dump records under `batch`; the last
+    /// step's is dumped at [`finish`](TrainProfiling::finish).
+    pub fn train_loader_dumping<I: 'static>(
+        &self,
+        loader: Arc<dyn DataLoader<I>>,
+        to_dump: impl Fn(&I) -> Map + Send + Sync + 'static,
+    ) -> Arc<dyn DataLoader<I>> {
+        Arc::new(ProfiledLoader::new(
+            self.clone(),
+            loader,
+            Some(Arc::new(to_dump)),
+        ))
+    }
+
+    /// Closes the step in progress, dumps the last step's batch (with dumps on), and finishes
+    /// the session: the stopwatch report and the op table on stdout, the artefacts in the
+    /// output directory. Later calls, and those of clones, return `Ok(None)`.
+    pub fn finish(&self) -> io::Result<Option<RunSummary>> {
+        let Some(mut session) = self.shared.session().take() else {
+            return Ok(None);
+        };
+        self.shared.end_step(&mut session);
+        let last_batch = self.shared.steps().last_batch.take();
+        let dumped = last_batch.map_or(Ok(()), |batch| {
+            dump::global::add_tensor_data("batch", batch, AddOptions::new(DumpType::Json))
+                .and_then(|()| dump::global::dump(true).map(|_| ()))
+        });
+        // The artefacts are written also when the dump failed or differs from the reference.
+        let summary = session.finish()?;
+        dumped.map_err(io::Error::other)?;
+        Ok(Some(summary))
+    }
+
+    /// Gives the integration the run's interrupter (`SupervisedTraining::interrupter`): when
+    /// the memory guard (`[host] memory_limit_mib`) stops the run, it stops burn-train's loop
+    /// with the guard's message. Without it the train loader only ends every epoch from then
+    /// on.
+    pub fn set_interrupter(&self, interrupter: burn::train::Interrupter) {
+        self.shared.steps().interrupter = Some(interrupter);
+    }
+
+    /// The time of the last finished step, in seconds.
+    pub fn last_step_seconds(&self) -> Option<f64> {
+        self.shared.steps().last_seconds
+    }
+}
+
+impl Shared {
+    fn session(&self) -> MutexGuard<'_, Option<Session>> {
+        self.session.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn steps(&self) -> MutexGuard<'_, Steps> {
+        self.steps.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Whether the batches this thread takes are the steps: it is the first thread to take one.
+    fn is_step_thread(&self) -> bool {
+        let current = std::thread::current().id();
+        *self.steps().thread.get_or_insert(current) == current
+    }
+
+    /// Ends the step in progress, if any: its measurement and range (on its own thread), its
+    /// time, and the session's iteration.
+    fn end_step(&self, session: &mut Session) {
+        let mut steps = self.steps();
+        let Some((started, thread)) = steps.open.take() else {
+            return;
+        };
+        if thread == std::thread::current().id() {
+            stopwatch::end_meas("step");
+            nvtx::range_pop(Some("step"));
+        }
+        steps.last_seconds = Some(started.elapsed().as_secs_f64());
+        // Past a memory limit, the session has said why on stderr.
+        if let Err(exceeded) = session.finish_iter() {
+            steps.stopped = true;
+            if let Some(interrupter) = &steps.interrupter {
+                interrupter.stop(Some(&exceeded.to_string()));
+            }
+        }
+    }
+
+    /// A batch arrived: the next step starts.
+    fn start_step(&self) {
+        let mut steps = self.steps();
+        nvtx::range_push("step");
+        stopwatch::start_meas("step");
+        steps.open = Some((Instant::now(), std::thread::current().id()));
+    }
+}
