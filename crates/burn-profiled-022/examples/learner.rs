@@ -7,7 +7,8 @@
 //! ```
 //!
 //! On `Device::default()` (CUDA with `--features cuda`, else wgpu: Mesa's lavapipe without a
-//! GPU), autodiff on. At the end: burn-train's summary, the stopwatch report and the op table,
+//! GPU), autodiff on. burn-train's dashboard shows `Step Time` and `Top Op Share` next to
+//! loss and accuracy. At the end: burn-train's summary, the stopwatch report and the op table,
 //! and `trace.json`, `ops.json`, `run.json` in the output directory (burn-train's own files go
 //! to `DIR/learner`); with `debug`, the last step's batch under `dumps/`.
 
@@ -137,6 +138,8 @@ fn main() {
         .metric_valid_numeric(LossMetric::new())
         .metric_train_numeric(AccuracyMetric::new())
         .metric_valid_numeric(AccuracyMetric::new())
+        .metric_train_numeric(profiling.step_time_metric())
+        .metric_train_numeric(profiling.top_op_metric())
         .num_epochs(args.epochs)
         .summary();
     profiling.set_interrupter(training.interrupter());

@@ -7,6 +7,7 @@
 
 use std::sync::Arc;
 
+use burn::data::dataloader::Progress;
 use burn::data::dataloader::batcher::Batcher;
 use burn::data::dataloader::{DataLoader, DataLoaderBuilder};
 use burn::data::dataset::InMemDataset;
@@ -15,6 +16,7 @@ use burn::optim::SgdConfig;
 use burn::optim::lr_scheduler::constant::ConstantLr;
 use burn::tensor::{Device, DeviceKind, Tensor, TensorData};
 use burn::train::logger::InMemoryMetricLogger;
+use burn::train::metric::{Metric, MetricMetadata, Numeric};
 use burn::train::{
     InferenceStep, Learner, RegressionOutput, SupervisedTraining, TrainOutput, TrainStep,
 };
@@ -106,10 +108,35 @@ fn every_batch_of_a_learner_run_is_a_step_with_its_blocks_in_their_phases() {
         loader(4),
     )
     .num_epochs(1)
+    .metric_train_numeric(profiling.step_time_metric())
+    .metric_train_numeric(profiling.top_op_metric())
     .with_metric_logger(InMemoryMetricLogger::new())
     .with_application_logger(None);
     profiling.set_interrupter(training.interrupter());
     let _result = training.launch(learner);
+
+    // The dashboard's metrics, as burn-train's worker updates them after a step.
+    let metadata = MetricMetadata {
+        progress: Progress {
+            items_processed: 1,
+            items_total: 1,
+            unit: None,
+        },
+        iteration: Some(1),
+        lr: None,
+    };
+    let mut step_time = profiling.step_time_metric();
+    let entry = step_time.update(&(), &metadata).unwrap();
+    assert!(entry.formatted.contains("ms"), "{}", entry.formatted);
+    assert!(step_time.value().is_some_and(|v| v.current() > 0.0));
+    let mut top_op = profiling.top_op_metric();
+    let entry = top_op.update(&(), &metadata).unwrap();
+    assert!(
+        top_op.value().is_some_and(|v| v.current() > 0.0),
+        "{}",
+        entry.formatted
+    );
+
     let summary = profiling.finish().unwrap().expect("the first finish");
     assert!(profiling.finish().unwrap().is_none(), "finished once");
 

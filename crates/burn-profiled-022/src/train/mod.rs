@@ -34,10 +34,12 @@
 //! [`TrainProfiling::train_loader_dumping`]; gradients through
 //! `dump::global::set_gradients_from(&grads)` in your `TrainStep::step`.
 //!
-//! Burn 0.21's dashboard metrics (step time, top op) and plain progress renderer are not
-//! here yet.
+//! burn-train's dashboard can show the step time and the top block's share of op time
+//! ([`TrainProfiling::step_time_metric`], [`TrainProfiling::top_op_metric`]). Burn 0.21's
+//! plain progress renderer is not here yet.
 
 mod loader;
+mod metrics;
 
 use std::io;
 use std::path::PathBuf;
@@ -52,6 +54,7 @@ use burn_profiled_core::{nvtx, stopwatch};
 
 use crate::{RunSummary, Session};
 pub use loader::ProfiledLoader;
+pub use metrics::{StepTimeMetric, TopOpMetric};
 
 /// Drives a [`Session`] from a burn-train `Learner` run: see the [module docs](self).
 #[derive(Clone)]
@@ -127,6 +130,19 @@ impl TrainProfiling {
             loader,
             Some(Arc::new(to_dump)),
         ))
+    }
+
+    /// A numeric metric for burn-train's dashboard: the time of the last step, in ms (the
+    /// epoch's mean next to it).
+    pub fn step_time_metric(&self) -> StepTimeMetric {
+        StepTimeMetric::new(self.clone())
+    }
+
+    /// A numeric metric for burn-train's dashboard: the share of op time spent in the block
+    /// that takes the most, in percent, with its name (needs `[stats] enabled`, as in
+    /// `profile`).
+    pub fn top_op_metric(&self) -> TopOpMetric {
+        TopOpMetric::new()
     }
 
     /// Closes the step in progress, dumps the last step's batch (with dumps on), and finishes
