@@ -69,9 +69,9 @@ impl<B: Backend, I> Iterator for Steps<'_, B, I> {
 
     fn next(&mut self) -> Option<I> {
         let shared = &self.loader.profiling.shared;
-        if !shared.is_step_thread() {
+        if !shared.steps.is_step_thread() {
             // Another device's worker (DDP): its batches pass through, its ops are profiled.
-            if shared.steps().stopped {
+            if shared.steps.stopped() {
                 return None;
             }
             return self.inner.next();
@@ -83,9 +83,9 @@ impl<B: Backend, I> Iterator for Steps<'_, B, I> {
                 drop(session);
                 return self.inner.next();
             };
-            shared.end_step(session);
+            shared.steps.end_step(|| session.finish_iter());
         }
-        if shared.steps().stopped {
+        if shared.steps.stopped() {
             return None;
         }
         let batch = stopwatch::measure("load batch", || {
@@ -94,9 +94,9 @@ impl<B: Backend, I> Iterator for Steps<'_, B, I> {
         if let Some(to_dump) = &self.loader.to_dump
             && dump::global::is_enabled()
         {
-            shared.steps().last_batch = Some(to_dump(&batch));
+            shared.steps.keep_batch(to_dump(&batch));
         }
-        shared.start_step();
+        shared.steps.start_step();
         Some(batch)
     }
 }

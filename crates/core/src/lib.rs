@@ -43,6 +43,8 @@ pub mod recorder;
 pub mod runs;
 pub mod shape;
 pub mod stopwatch;
+#[doc(hidden)]
+pub mod train_steps;
 
 pub use device_sync::DeviceSync;
 pub use sinks::{device_time, stats, trace};

@@ -70,9 +70,9 @@ impl<I> Iterator for Steps<'_, I> {
 
     fn next(&mut self) -> Option<Self::Item> {
         let shared = &self.loader.profiling.shared;
-        if !shared.is_step_thread() {
+        if !shared.steps.is_step_thread() {
             // Another device's worker: its batches pass through, its blocks are profiled.
-            if shared.steps().stopped {
+            if shared.steps.stopped() {
                 return None;
             }
             return self.inner.next();
@@ -84,9 +84,9 @@ impl<I> Iterator for Steps<'_, I> {
                 drop(session);
                 return self.inner.next();
             };
-            shared.end_step(session);
+            shared.steps.end_step(|| session.finish_iter());
         }
-        if shared.steps().stopped {
+        if shared.steps.stopped() {
             return None;
         }
         let batch = stopwatch::measure("load batch", || {
@@ -95,9 +95,9 @@ impl<I> Iterator for Steps<'_, I> {
         if let (Ok(batch), Some(to_dump)) = (&batch, &self.loader.to_dump)
             && dump::global::is_enabled()
         {
-            shared.steps().last_batch = Some(to_dump(batch));
+            shared.steps.keep_batch(to_dump(batch));
         }
-        shared.start_step();
+        shared.steps.start_step();
         Some(batch)
     }
 }

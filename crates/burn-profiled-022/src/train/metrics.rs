@@ -2,7 +2,6 @@
 //! metrics on its worker thread, after the step: they read what the training thread recorded.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use burn::tensor::TensorReadError;
 use burn::train::metric::state::{FormatOptions, NumericMetricState};
@@ -10,7 +9,7 @@ use burn::train::metric::{
     Metric, MetricAttributes, MetricMetadata, MetricName, Numeric, NumericAttributes, NumericEntry,
     SerializedEntry,
 };
-use burn_profiled_core::stats;
+use burn_profiled_core::train_steps::TopOp;
 
 use super::TrainProfiling;
 
@@ -90,10 +89,6 @@ impl Numeric for StepTimeMetric {
     }
 }
 
-/// How often the op statistics are read for [`TopOpMetric`]: a snapshot merges every
-/// thread's rows.
-const TOP_OP_EVERY: Duration = Duration::from_millis(500);
-
 /// The share of all op time taken by the block that takes the most, in percent, with its name
 /// (`fused matmul[matmul, add] 23.4%`); 0 while op statistics are off (warm-up, or a preset
 /// without them). Made by [`TrainProfiling::top_op_metric`].
@@ -101,8 +96,7 @@ const TOP_OP_EVERY: Duration = Duration::from_millis(500);
 pub struct TopOpMetric {
     name: MetricName,
     state: NumericMetricState,
-    /// The last reading: when, the op and its share.
-    read: Option<(Instant, String, f64)>,
+    top_op: TopOp,
 }
 
 impl TopOpMetric {
@@ -110,20 +104,8 @@ impl TopOpMetric {
         TopOpMetric {
             name: Arc::new("Top Op Share".to_owned()),
             state: NumericMetricState::new(),
-            read: None,
+            top_op: TopOp::default(),
         }
-    }
-
-    fn top_op() -> (String, f64) {
-        stats::snapshot()
-            .rows(stats::GroupBy::Op)
-            .into_iter()
-            .next()
-            // With device time, rows come sorted by it: the share is the device's too.
-            .map_or_else(
-                || ("-".to_owned(), 0.0),
-                |row| (row.op, row.device_percent.unwrap_or(row.total_percent)),
-            )
     }
 
     fn format(&self) -> FormatOptions {
@@ -159,21 +141,10 @@ impl Metric for TopOpMetric {
         _: &(),
         _metadata: &MetricMetadata,
     ) -> Result<SerializedEntry, TensorReadError> {
-        // Read again when the last reading is old, or found no op yet (warm-up).
-        let stale = self
-            .read
-            .as_ref()
-            .is_none_or(|(at, _, share)| *share == 0.0 || at.elapsed() >= TOP_OP_EVERY);
-        if stale {
-            let (op, share) = Self::top_op();
-            self.read = Some((Instant::now(), op, share));
-        }
-        let (op, share) = self
-            .read
-            .as_ref()
-            .map_or(("-", 0.0), |(_, op, share)| (op.as_str(), *share));
+        let format = self.format();
+        let (op, share) = self.top_op.current();
         self.state.update(share, 1);
-        let entry = self.state.compute_update(self.format());
+        let entry = self.state.compute_update(format);
         Ok(SerializedEntry::new(
             format!("{op}: {}", entry.formatted),
             entry.serialized,

@@ -44,13 +44,12 @@ mod metrics;
 use std::io;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::Instant;
 
 use burn::data::dataloader::DataLoader;
 use burn::tensor::Device;
 use burn_profiled_core::config::{ConfigError, Preset, RuntimeConfig};
 use burn_profiled_core::dump::{self, AddOptions, DumpType, Map};
-use burn_profiled_core::{nvtx, stopwatch};
+use burn_profiled_core::train_steps::TrainSteps;
 
 use crate::{RunSummary, Session};
 pub use loader::ProfiledLoader;
@@ -62,27 +61,10 @@ pub struct TrainProfiling {
     shared: Arc<Shared>,
 }
 
-/// What the loader (on the training thread) and the user share.
+/// What the loader (on the training thread), the metrics and the user share.
 struct Shared {
     session: Mutex<Option<Session>>,
-    steps: Mutex<Steps>,
-}
-
-/// The steps so far.
-#[derive(Default)]
-struct Steps {
-    /// The step in progress: when it started, and the thread it runs on.
-    open: Option<(Instant, std::thread::ThreadId)>,
-    /// The thread whose batches are the steps: the first to take one.
-    thread: Option<std::thread::ThreadId>,
-    /// The last finished step's time, in seconds.
-    last_seconds: Option<f64>,
-    /// The memory guard stopped the run: the loader ends every epoch from now on.
-    stopped: bool,
-    /// The last step's batch, for the dump at the end (the `debug` preset).
-    last_batch: Option<Map>,
-    /// The run's interrupter, stopped with the memory guard's message.
-    interrupter: Option<burn::train::Interrupter>,
+    steps: TrainSteps,
 }
 
 impl TrainProfiling {
@@ -96,7 +78,7 @@ impl TrainProfiling {
         TrainProfiling {
             shared: Arc::new(Shared {
                 session: Mutex::new(Some(Session::start(config, device, out_dir))),
-                steps: Mutex::new(Steps::default()),
+                steps: TrainSteps::default(),
             }),
         }
     }
@@ -152,8 +134,8 @@ impl TrainProfiling {
         let Some(mut session) = self.shared.session().take() else {
             return Ok(None);
         };
-        self.shared.end_step(&mut session);
-        let last_batch = self.shared.steps().last_batch.take();
+        self.shared.steps.end_step(|| session.finish_iter());
+        let last_batch = self.shared.steps.take_batch();
         let dumped = last_batch.map_or(Ok(()), |batch| {
             dump::global::add_tensor_data("batch", batch, AddOptions::new(DumpType::Json))
                 .and_then(|()| dump::global::dump(true).map(|_| ()))
@@ -169,56 +151,18 @@ impl TrainProfiling {
     /// with the guard's message. Without it the train loader only ends every epoch from then
     /// on.
     pub fn set_interrupter(&self, interrupter: burn::train::Interrupter) {
-        self.shared.steps().interrupter = Some(interrupter);
+        let stop = move |why: &str| interrupter.stop(Some(why));
+        self.shared.steps.set_interrupt(Box::new(stop));
     }
 
     /// The time of the last finished step, in seconds.
     pub fn last_step_seconds(&self) -> Option<f64> {
-        self.shared.steps().last_seconds
+        self.shared.steps.last_seconds()
     }
 }
 
 impl Shared {
     fn session(&self) -> MutexGuard<'_, Option<Session>> {
         self.session.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    fn steps(&self) -> MutexGuard<'_, Steps> {
-        self.steps.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Whether the batches this thread takes are the steps: it is the first thread to take one.
-    fn is_step_thread(&self) -> bool {
-        let current = std::thread::current().id();
-        *self.steps().thread.get_or_insert(current) == current
-    }
-
-    /// Ends the step in progress, if any: its measurement and range (on its own thread), its
-    /// time, and the session's iteration.
-    fn end_step(&self, session: &mut Session) {
-        let mut steps = self.steps();
-        let Some((started, thread)) = steps.open.take() else {
-            return;
-        };
-        if thread == std::thread::current().id() {
-            stopwatch::end_meas("step");
-            nvtx::range_pop(Some("step"));
-        }
-        steps.last_seconds = Some(started.elapsed().as_secs_f64());
-        // Past a memory limit, the session has said why on stderr.
-        if let Err(exceeded) = session.finish_iter() {
-            steps.stopped = true;
-            if let Some(interrupter) = &steps.interrupter {
-                interrupter.stop(Some(&exceeded.to_string()));
-            }
-        }
-    }
-
-    /// A batch arrived: the next step starts.
-    fn start_step(&self) {
-        let mut steps = self.steps();
-        nvtx::range_push("step");
-        stopwatch::start_meas("step");
-        steps.open = Some((Instant::now(), std::thread::current().id()));
     }
 }
