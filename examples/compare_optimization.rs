@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! cargo run --release --example compare_optimization -- [--out DIR]
-//! cargo run --release --bin burn-dump-diff -- DIR/reference DIR/wrong     # the same, offline
+//! cargo run --release -p burn-profiled-core --bin burn-dump-diff -- DIR/reference DIR/wrong     # the same, offline
 //! ```
 //!
 //! The layer is a layer norm: Burn's `LayerNorm` is the reference; a hand-written version
@@ -131,7 +131,7 @@ fn main() {
         record(&mut wrong, layer_norm_unbiased)?;
         wrong.dump(true)?;
         println!(
-            "\nThe same offline:\n  cargo run --release --bin burn-dump-diff -- {0}/reference {0}/candidate   # consistent\n  cargo run --release --bin burn-dump-diff -- {0}/reference {0}/wrong       # mismatches",
+            "\nThe same offline:\n  cargo run --release -p burn-profiled-core --bin burn-dump-diff -- {0}/reference {0}/candidate   # consistent\n  cargo run --release -p burn-profiled-core --bin burn-dump-diff -- {0}/reference {0}/wrong       # mismatches",
             args.out.display()
         );
         Ok(())

@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 label=$1 runs=$2 example=$3
 shift 3
-cargo build --release --quiet --example "$example" --bin burn-profiled
+cargo build --release --quiet --example "$example" && cargo build --release --quiet -p burn-profiled-core --bin burn-profiled
 pids=()
 trap 'kill "${pids[@]}" 2>/dev/null || true' EXIT
 if [ "${LOAD:-0}" = 1 ]; then

@@ -35,7 +35,7 @@ fn the_wrong_variant_is_caught_in_process_and_offline() {
     );
 
     let diff = |current: &str| {
-        Command::new(env!("CARGO_BIN_EXE_burn-dump-diff"))
+        Command::new(support::cli("burn-dump-diff"))
             .arg(dir.path().join("reference"))
             .arg(dir.path().join(current))
             .output()

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 mod support;
 
 fn report(args: &[&std::ffi::OsStr]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_burn-profiled"))
+    Command::new(support::cli("burn-profiled"))
         .arg("report")
         .args(args)
         .output()

@@ -29,6 +29,15 @@ pub fn built(relative: &str, hint: &str) -> PathBuf {
     path
 }
 
+/// burn-profiled-core's command-line tool `name` (`burn-profiled`, `burn-dump-diff`), which
+/// `cargo test --workspace` builds.
+pub fn cli(name: &str) -> PathBuf {
+    built(
+        name,
+        "run `cargo test --workspace` (it builds burn-profiled-core's command-line tools)",
+    )
+}
+
 /// Runs the `train` example (built by `cargo test`) with `args`, writing to `out`, outside any
 /// `BURN_PROFILED` and NVTX tool of the caller's.
 pub fn run_train_example(args: &[&str], out: &std::path::Path) -> std::process::Output {

@@ -5,6 +5,12 @@
 //! 0.21, `burn-profiled` (`burn_profiled::config`, `burn_profiled::runs`, ...). This crate
 //! depends on no burn crate, at any version.
 //!
+//! It also holds the command-line tools (feature `cli`, on by default), which read what either
+//! edition writes and build without any Burn: `burn-profiled report RUN_DIR`, `burn-profiled
+//! diff BEFORE AFTER`, and `burn-dump-diff REFERENCE CURRENT` (`cargo install
+//! burn-profiled-core`, or `cargo run -p burn-profiled-core --bin burn-profiled -- ...` in this
+//! workspace).
+//!
 //! | module | what it does |
 //! |---|---|
 //! | [`config`] | a `RuntimeConfig` from a preset, a file or `BURN_PROFILED` |

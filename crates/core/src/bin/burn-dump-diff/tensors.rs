@@ -2,8 +2,8 @@
 
 use std::collections::HashSet;
 
-use burn_profiled::dump::compare::looks_like_tensor;
-use burn_profiled::dump::json::{PyJson, abs_difference};
+use burn_profiled_core::dump::compare::looks_like_tensor;
+use burn_profiled_core::dump::json::{PyJson, abs_difference};
 
 use crate::blobs::Substituted;
 use crate::report::TensorSummary;

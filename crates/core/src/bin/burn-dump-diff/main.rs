@@ -20,7 +20,7 @@ mod tensors;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use burn_profiled::dump::blob;
+use burn_profiled_core::dump::blob;
 use clap::Parser;
 
 /// Compares two TensorDumper dump directories: every numbered dump, its `tensors.json` and
@@ -89,7 +89,7 @@ fn main() -> ExitCode {
     let args = Args::parse();
     match diff::run(&args) {
         Ok(report) => {
-            burn_profiled::cli_output::print(&report.text);
+            burn_profiled_core::cli_output::print(&report.text);
             ExitCode::from(if report.consistent { 0 } else { 1 })
         }
         Err(Unusable(message)) => {

@@ -14,7 +14,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use burn_profiled::runs::{Run, diff};
+use burn_profiled_core::runs::{Run, diff};
 use clap::{Parser, Subcommand};
 
 /// Commands on burn-profiled runs (a session's output directory).
@@ -103,9 +103,9 @@ fn report(run_dir: PathBuf, out: Option<PathBuf>) -> ExitCode {
         }
     };
     let out = out.unwrap_or_else(|| run_dir.join("report.html"));
-    match burn_profiled::runs::report::write(&run, &out) {
+    match burn_profiled_core::runs::report::write(&run, &out) {
         Ok(()) => {
-            burn_profiled::cli_output::print(&format!("wrote {}\n", out.display()));
+            burn_profiled_core::cli_output::print(&format!("wrote {}\n", out.display()));
             ExitCode::SUCCESS
         }
         Err(error) => {
@@ -140,7 +140,7 @@ fn diff(
             return ExitCode::from(2);
         }
     };
-    let open = |dirs: &[PathBuf]| -> Result<Vec<Run>, burn_profiled::runs::RunError> {
+    let open = |dirs: &[PathBuf]| -> Result<Vec<Run>, burn_profiled_core::runs::RunError> {
         let mut runs = Vec::new();
         for dir in dirs {
             runs.extend(Run::open_all(dir)?);
@@ -160,17 +160,17 @@ fn diff(
         rows,
     };
     let comparison = diff::compare_runs(&before, &after, settings);
-    burn_profiled::cli_output::print(&comparison.to_string());
+    burn_profiled_core::cli_output::print(&comparison.to_string());
     if let Some(html) = html {
-        let page = burn_profiled::runs::report::diff_html(&comparison, &before, &after);
-        if let Err(error) = burn_profiled::runs::report::write_page(&html, &page) {
+        let page = burn_profiled_core::runs::report::diff_html(&comparison, &before, &after);
+        if let Err(error) = burn_profiled_core::runs::report::write_page(&html, &page) {
             eprintln!(
                 "burn-profiled diff: cannot write {}: {error}",
                 html.display()
             );
             return ExitCode::from(2);
         }
-        burn_profiled::cli_output::print(&format!("wrote {}\n", html.display()));
+        burn_profiled_core::cli_output::print(&format!("wrote {}\n", html.display()));
     }
     match fail_if_slower {
         Some(percent) if comparison.slower_than(percent) => ExitCode::from(1),

@@ -1,7 +1,7 @@
 //! What the tool prints: the findings, the per-tensor summary table and the verdict.
 
-use burn_profiled::dump::compare::python_repr;
-use burn_profiled::dump::json::PyJson;
+use burn_profiled_core::dump::compare::python_repr;
+use burn_profiled_core::dump::json::PyJson;
 
 /// What the tool prints, and whether the directories agree.
 pub(crate) struct Report {

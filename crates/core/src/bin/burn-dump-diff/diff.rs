@@ -3,8 +3,8 @@
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 
-use burn_profiled::dump::compare::{self, CompareOptions, Comparison, failure_message};
-use burn_profiled::dump::json::PyJson;
+use burn_profiled_core::dump::compare::{self, CompareOptions, Comparison, failure_message};
+use burn_profiled_core::dump::json::PyJson;
 
 use crate::blobs::{BlobDirs, Substituted};
 use crate::report::{Findings, Report};

@@ -3,9 +3,9 @@
 use std::collections::HashSet;
 use std::path::Path;
 
-use burn_profiled::dump::blob::{self, Array};
-use burn_profiled::dump::compare::Mismatch;
-use burn_profiled::dump::json::PyJson;
+use burn_profiled_core::dump::blob::{self, Array};
+use burn_profiled_core::dump::compare::Mismatch;
+use burn_profiled_core::dump::json::PyJson;
 
 use crate::{Unusable, entry_type, structure_path};
 

@@ -4,8 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use burn_profiled::dump::blob::{Array, ImageFormat, write_bin, write_npy, write_png};
-use burn_profiled::dump::json::PyJson;
+use burn_profiled_core::dump::blob::{Array, ImageFormat, write_bin, write_npy, write_png};
+use burn_profiled_core::dump::json::PyJson;
 
 mod support;
 
