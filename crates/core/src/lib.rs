@@ -23,6 +23,8 @@
 //! | [`host`] | CPU usage, resident memory and a memory guard |
 //! | [`DeviceSync`] | the device a tool syncs before a timestamp |
 //! | [`recorder`] | what every edition's session writes: `run.json` ([`RunSummary`](recorder::RunSummary)), the op tables, `trace.json`, the report |
+//! | [`work`] | the FLOPs and bytes of an op from its shapes and dtypes, for a roofline per op |
+//! | [`roofline`] | an op placed on its device's roofline: the bound at its intensity, its share of it, the limit that binds |
 //! | [`runs`] | a run directory read back, its HTML report, and two runs compared (`burn-profiled diff`) |
 //!
 //! The op path's layers, for the editions: [`context`] at the bottom (what an op is, what is
@@ -46,11 +48,13 @@ pub mod host;
 pub mod memory;
 pub mod nvtx;
 pub mod recorder;
+pub mod roofline;
 pub mod runs;
 pub mod shape;
 pub mod stopwatch;
 #[doc(hidden)]
 pub mod train_steps;
+pub mod work;
 
 pub use device_sync::DeviceSync;
 pub use sinks::{device_time, stats, trace};
