@@ -49,6 +49,7 @@ pub mod probe;
 use burn_profiled_core::sinks;
 
 mod backend;
+mod calibration;
 mod device_sync;
 pub mod dump;
 #[cfg(feature = "fusion")]

@@ -26,6 +26,7 @@ use std::time::Duration;
 
 use burn_backend::{Backend, TensorMetadata};
 use burn_profiled_core::shape::Shape;
+use burn_profiled_core::work::{TensorArg, Work};
 
 use crate::context::device as context_device;
 use crate::context::launch::{LaunchThread, QueuedMemory, QueuedTask, QueuingHold};
@@ -92,7 +93,8 @@ pub(crate) fn read_op<B: Backend>(
 
 /// Starts `op` under `flags` (non-zero, from [`flags`]); the returned guard finishes it when
 /// dropped. `device` is called only when per-op sync, statistics or the timeline are on or a
-/// launch thread is attached, `shapes` only when statistics are keyed by input shapes.
+/// launch thread is attached, `args` only when statistics are keyed by input shapes or count
+/// the ops' work.
 ///
 /// Callers check [`flags`] first and build these closures only when it is non-zero: a closure
 /// that borrows the op's arguments makes the compiler keep them in memory, which the disabled
@@ -102,7 +104,7 @@ pub(crate) fn op<B: Backend>(
     op: &'static Op,
     flags: u8,
     device: impl FnOnce() -> Option<B::Device>,
-    shapes: impl FnOnce() -> Vec<Shape>,
+    args: impl FnOnce() -> Vec<Arg>,
 ) -> OpGuard<B> {
     if flags == RANGES {
         // The usual profiling setup, kept to the range's push and pop.
@@ -131,14 +133,29 @@ pub(crate) fn op<B: Backend>(
     } else {
         None
     };
-    let shapes = (flags & SHAPES != 0).then(shapes);
+    let args = (flags & SHAPES != 0).then(args);
+    let shapes = args
+        .as_deref()
+        .filter(|_| stats::keyed_by_shapes())
+        .map(shapes_of);
+    let work_args = args.filter(|_| stats::counts_work());
     OpGuard {
-        active: ManuallyDrop::new(Some(start::<B>(op, flags, device, shapes))),
+        active: ManuallyDrop::new(Some(start::<B>(op, flags, device, shapes, work_args))),
         range_only: false,
     }
 }
 
 impl<B: Backend> OpGuard<B> {
+    /// Hands the op's outputs to `collect`, when its work is counted.
+    #[inline(always)]
+    pub(crate) fn outputs(&mut self, collect: impl FnOnce(&mut Vec<Arg>)) {
+        if let Some(active) = self.active.as_mut()
+            && active.work_args.is_some()
+        {
+            collect(&mut active.outputs);
+        }
+    }
+
     /// The guard of an op that ran with everything off.
     #[inline(always)]
     pub(crate) fn off() -> Self {
@@ -172,25 +189,81 @@ macro_rules! probe {
 
 pub(crate) use probe;
 
-/// Collects the shapes of an op's tensor arguments: `(&&ShapeOf(&arg)).collect_shape(&mut v)`
-/// finds [`TensorShape`] for tensors and falls back to [`NoShape`] for everything else.
-pub(crate) struct ShapeOf<'a, T>(pub(crate) &'a T);
-
-pub(crate) trait TensorShape {
-    fn collect_shape(&self, shapes: &mut Vec<Shape>);
+/// One argument of an op that statistics key by or its work depends on: a tensor (its shape,
+/// and its element size where known) or a pooling window (the first `[usize; N]` argument).
+pub(crate) enum Arg {
+    Tensor(Shape, Option<u32>),
+    Window(Shape),
 }
 
-impl<T: TensorMetadata> TensorShape for &ShapeOf<'_, T> {
-    fn collect_shape(&self, shapes: &mut Vec<Shape>) {
-        shapes.push(Shape::from(self.0.shape().as_slice()));
+impl Arg {
+    /// A tensor argument, read from its metadata.
+    pub(crate) fn tensor(tensor: &impl TensorMetadata) -> Self {
+        Arg::Tensor(
+            Shape::from(tensor.shape().as_slice()),
+            u32::try_from(tensor.dtype().size()).ok(),
+        )
     }
 }
 
-pub(crate) trait NoShape {
-    fn collect_shape(&self, _shapes: &mut Vec<Shape>) {}
+/// The shapes of the tensors among `args`, for statistics by shapes and the timeline.
+fn shapes_of(args: &[Arg]) -> Vec<Shape> {
+    args.iter()
+        .filter_map(|arg| match arg {
+            Arg::Tensor(shape, _) => Some(shape.clone()),
+            Arg::Window(_) => None,
+        })
+        .collect()
 }
 
-impl<T> NoShape for ShapeOf<'_, T> {}
+/// The tensors among `args` for [`work`](burn_profiled_core::work), and the first window;
+/// `None` where a tensor's element size is not known.
+fn work_tensors(args: Vec<Arg>) -> Option<(Vec<TensorArg>, Option<Shape>)> {
+    let mut tensors = Vec::with_capacity(args.len());
+    let mut window = None;
+    for arg in args {
+        match arg {
+            Arg::Tensor(shape, elem_bytes) => tensors.push(TensorArg {
+                shape,
+                elem_bytes: elem_bytes?,
+            }),
+            Arg::Window(dims) => {
+                window.get_or_insert(dims);
+            }
+        }
+    }
+    Some((tensors, window))
+}
+
+/// Collects an op's arguments: `(&&&ArgOf(&arg)).collect_arg(&mut v)` finds [`TensorArgOf`] for
+/// tensors, [`WindowArgOf`] for `[usize; N]`, and falls back to [`NoArg`] for everything else.
+pub(crate) struct ArgOf<'a, T>(pub(crate) &'a T);
+
+pub(crate) trait TensorArgOf {
+    fn collect_arg(&self, args: &mut Vec<Arg>);
+}
+
+impl<T: TensorMetadata> TensorArgOf for &&ArgOf<'_, T> {
+    fn collect_arg(&self, args: &mut Vec<Arg>) {
+        args.push(Arg::tensor(self.0));
+    }
+}
+
+pub(crate) trait WindowArgOf {
+    fn collect_arg(&self, args: &mut Vec<Arg>);
+}
+
+impl<const N: usize> WindowArgOf for &ArgOf<'_, [usize; N]> {
+    fn collect_arg(&self, args: &mut Vec<Arg>) {
+        args.push(Arg::Window(Shape::from(self.0.as_slice())));
+    }
+}
+
+pub(crate) trait NoArg {
+    fn collect_arg(&self, _args: &mut Vec<Arg>) {}
+}
+
+impl<T> NoArg for ArgOf<'_, T> {}
 
 /// A running op, finished on drop. `active` is `None` when nothing, or only op ranges, were on
 /// at the start.
@@ -213,6 +286,10 @@ struct ActiveOp<B: Backend> {
     /// When the op started, if statistics or the timeline want it.
     started: Option<Duration>,
     shapes: Option<Vec<Shape>>,
+    /// Its tensor arguments and window, when its work is counted, and its outputs once it
+    /// returned.
+    work_args: Option<Vec<Arg>>,
+    outputs: Vec<Arg>,
     /// The op's id for device time, when that was on.
     device_op: Option<u64>,
     /// The launch thread the op's range (and device-time tag) went to, when the op ran
@@ -423,6 +500,7 @@ fn start<B: Backend>(
     flags: u8,
     device: Option<B::Device>,
     shapes: Option<Vec<Shape>>,
+    work_args: Option<Vec<Arg>>,
 ) -> ActiveOp<B> {
     // On only while ranges or device time are (`switches::set`).
     let queued_on = (flags & QUEUED != 0)
@@ -543,6 +621,8 @@ fn start<B: Backend>(
         observers,
         started,
         shapes,
+        work_args,
+        outputs: Vec::new(),
         device_op,
         queued_on,
         queuing,
@@ -604,12 +684,22 @@ fn finish<B: Backend>(mut active: ActiveOp<B>) {
             );
         }
         if active.flags & STATS != 0 {
+            let work = active.work_args.take().map(|inputs| {
+                let outputs = std::mem::take(&mut active.outputs);
+                match (work_tensors(inputs), work_tensors(outputs)) {
+                    (Some((inputs, window)), Some((outputs, _))) => {
+                        core_probe::work_of(active.op, inputs, outputs, window)
+                    }
+                    _ => Work::default(),
+                }
+            });
             stats::record(
                 active.op,
                 ended.saturating_sub(started),
                 active.shapes,
                 active.device_id,
                 memory,
+                work,
             );
         }
     }

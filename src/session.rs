@@ -23,7 +23,7 @@
 use std::path::{Path, PathBuf};
 
 use burn_backend::Backend;
-use burn_profiled_core::recorder::{RunIdentity, RunRecorder};
+use burn_profiled_core::recorder::{self, RunIdentity, RunRecorder};
 
 pub use burn_profiled_core::formats::RUN_FORMAT_VERSION;
 pub use burn_profiled_core::recorder::{DeviceTimeRun, RunSummary};
@@ -95,7 +95,9 @@ impl Session {
             burn_version: BURN_VERSION,
             backend: B::name(device),
             device: sync.devices().to_owned(),
+            asynchronous: runs_asynchronously(&B::name(device)),
         };
+        let config = recorder::calibrated(config, || crate::calibration::calibrate::<B>(device));
         let recorder = RunRecorder::start(config, identity, sync.into(), out_dir.into());
         Session {
             recorder,
@@ -219,6 +221,12 @@ impl Session {
 
 /// What a session on `Profiled` outside `Fusion` (backend name `backend`) says once at its
 /// start: that it times registrations, and what to use instead.
+/// Whether `backend`'s ops return before their work is done: CubeCL's backends, fused or not
+/// (Burn names them `cubecl<..>`, `fusion<..>`).
+fn runs_asynchronously(backend: &str) -> bool {
+    backend.contains("cubecl<") || backend.contains("fusion<")
+}
+
 fn registration_times_note(backend: &str) -> Option<String> {
     backend.contains("profiled<fusion<").then(|| {
         format!(

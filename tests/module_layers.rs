@@ -42,15 +42,22 @@ fn allowed(node: &str) -> Option<Vec<&'static str>> {
         Some(CONTEXT.to_vec())
     } else if node.starts_with("sinks") {
         // A sink reads the context and writes files (with the core's leaf helpers: shapes,
-        // units, format versions); never another sink or the probe.
+        // units, format versions, an op's work and its roofline); never another sink or the
+        // probe.
         Some(
             CONTEXT
                 .into_iter()
-                .chain(["files", "formats", "shape", "units"])
+                .chain(["files", "formats", "shape", "units", "work", "roofline"])
                 .collect(),
         )
     } else if node == "probe" {
-        Some(CONTEXT.into_iter().chain(SINKS).chain(["shape"]).collect())
+        Some(
+            CONTEXT
+                .into_iter()
+                .chain(SINKS)
+                .chain(["shape", "work"])
+                .collect(),
+        )
     } else {
         None
     }

@@ -1,5 +1,5 @@
 //! The formats of `run.json`, `ops.json` and `trace.json` are pinned: the keys and value types
-//! a session writes are the golden files `tests/golden/{run,ops}_json_v1.txt` and
+//! a session writes are the golden files `tests/golden/{run,ops}_json_v2.txt` and
 //! `trace_json_v2.txt`. A change that fails this test is a new format version
 //! (`RUN_FORMAT_VERSION`, `trace::FORMAT_VERSION`), not an edit: readers of the old version
 //! (`burn-profiled diff` on runs of an older burn-profiled, trace tools) rely on them.
@@ -63,6 +63,9 @@ fn run_json_and_ops_json_keep_the_format_of_their_version() {
     config.memory.per_op = true;
     config.trace.enabled = true;
     config.nvtx.user_ranges = true;
+    config.roofline.counts = true;
+    config.roofline.peak_tflops = Some(1.0);
+    config.roofline.peak_gbps = Some(100.0);
     let device = Default::default();
     let out = tempfile::tempdir().unwrap();
     let mut session = Session::start::<B>(config, &device, out.path());
@@ -77,13 +80,13 @@ fn run_json_and_ops_json_keep_the_format_of_their_version() {
     for (file, golden_file, golden) in [
         (
             "run.json",
-            "run_json_v1.txt",
-            include_str!("golden/run_json_v1.txt"),
+            "run_json_v2.txt",
+            include_str!("golden/run_json_v2.txt"),
         ),
         (
             "ops.json",
-            "ops_json_v1.txt",
-            include_str!("golden/ops_json_v1.txt"),
+            "ops_json_v2.txt",
+            include_str!("golden/ops_json_v2.txt"),
         ),
         (
             "trace.json",

@@ -85,19 +85,21 @@ macro_rules! forward_call {
         $crate::backend::retag::Retag::retag($b::$name($($arg),*))
     };
     ([$($kind:ident)?] probed $b:ident, $op:ident, $flags:ident, $name:ident($($arg:ident),*) => $($dev:ident $(($src:ident))?)?) => {{
-        let _op = $crate::probe::op::<$b>(
+        #[allow(unused_imports)]
+        use $crate::probe::{NoArg as _, TensorArgOf as _, WindowArgOf as _};
+        let mut _op = $crate::probe::op::<$b>(
             &$op,
             $flags,
             || $crate::backend::forward::op_device!($($dev $(($src))?)?),
             || {
-                #[allow(unused_imports)]
-                use $crate::probe::{NoShape as _, TensorShape as _};
-                let mut shapes = Vec::new();
-                $( (&&$crate::probe::ShapeOf(&$arg)).collect_shape(&mut shapes); )*
-                shapes
+                let mut args = Vec::new();
+                $( (&&&$crate::probe::ArgOf(&$arg)).collect_arg(&mut args); )*
+                args
             },
         );
-        $crate::backend::forward::forward_call!([$($kind)?] direct $b, $name($($arg),*))
+        let out = $crate::backend::forward::forward_call!([$($kind)?] direct $b, $name($($arg),*));
+        _op.outputs(|outputs| (&&&$crate::probe::ArgOf(&out)).collect_arg(outputs));
+        out
     }};
 }
 

@@ -70,9 +70,7 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> FusionBack
             &OP,
             Cube<R, F, I, BT>,
             || Some(tensor.device.clone()),
-            || vec![burn_profiled_core::shape::Shape::from(
-                burn_backend::TensorMetadata::shape(&tensor).as_slice()
-            )]
+            || vec![probe::Arg::tensor(&tensor)]
         );
         <Cube<R, F, I, BT> as FusionBackend>::cast_float(tensor, dtype)
     }

@@ -18,7 +18,9 @@ use burn_profiled_core::op_names;
 use burn_profiled_core::shape::Shape;
 use burn_profiled_core::sinks::stats::OpMemory;
 use burn_profiled_core::sinks::{op_ranges, stats, trace};
+use burn_profiled_core::work::Work;
 
+use crate::block_work;
 use crate::launch_ranges;
 use crate::logical_memory::LiveTensors;
 use crate::phases;
@@ -81,6 +83,8 @@ struct OpenBlock {
     flags: u8,
     started: Duration,
     shapes: Option<Vec<Shape>>,
+    /// What its ops did, when work is counted.
+    work: Option<Work>,
     /// Its id for device time, with device time on: its kernels are tagged with it.
     device_op: Option<u64>,
     /// What its ops allocated and freed, with per-op memory on.
@@ -188,7 +192,10 @@ impl FusionObserver for BlockRecorder {
             .map(op_names::op_name)
             .collect();
         let op = Op::named(&block_name(&names));
-        let shapes = (flags & SHAPES != 0).then(|| input_shapes(block.iter()));
+        let shapes =
+            (flags & SHAPES != 0 && stats::keyed_by_shapes()).then(|| input_shapes(block.iter()));
+        let work =
+            (flags & SHAPES != 0 && stats::counts_work()).then(|| block_work::of(block.iter()));
         if flags & RANGES != 0 {
             match &self.launches {
                 Some(runner) => launch_ranges::push(runner, op),
@@ -208,6 +215,7 @@ impl FusionObserver for BlockRecorder {
             flags,
             started,
             shapes,
+            work,
             device_op,
             memory: memory.filter(|_| stats::memory_per_op()),
         }));
@@ -245,6 +253,7 @@ impl FusionObserver for BlockRecorder {
                     open.shapes,
                     self.device,
                     open.memory,
+                    open.work,
                 );
             }
         });

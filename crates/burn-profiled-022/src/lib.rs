@@ -34,7 +34,9 @@
 
 #[doc(hidden)]
 pub mod bench;
+mod block_work;
 mod blocks;
+mod calibration;
 mod device_time;
 pub mod dump;
 mod launch_ranges;

@@ -14,7 +14,7 @@ use burn_profiled_core::config::RuntimeConfig;
 use burn_profiled_core::context::device::{self as core_device, DeviceKey};
 use burn_profiled_core::context::memory::DeviceMemory;
 use burn_profiled_core::host::MemoryLimitExceeded;
-use burn_profiled_core::recorder::{RunIdentity, RunRecorder, RunSummary};
+use burn_profiled_core::recorder::{self, RunIdentity, RunRecorder, RunSummary};
 
 use crate::blocks::BlockRecorder;
 
@@ -93,6 +93,8 @@ impl Session {
             );
         }
         let live = Live;
+        // Before any observer: the calibration's ops are not the run's.
+        let config = recorder::calibrated(config, || crate::calibration::calibrate(device));
         let name = format!("{device:?}");
         let sync_device = device.clone();
         let sync = DeviceSync::custom(name.clone(), move || {
@@ -122,6 +124,8 @@ impl Session {
             burn_version: BURN_VERSION,
             backend,
             device: name,
+            // CubeCL's: every block runs after its registration returned.
+            asynchronous: fused,
         };
         let launches = fused.then(|| {
             // What this thread queued runs first: see `runners::of`.

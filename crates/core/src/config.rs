@@ -191,6 +191,39 @@ pub struct ReportSection {
     pub html: bool,
 }
 
+/// The roofline section: how far each op ran from its device's limits.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RooflineSection {
+    /// Count each op's FLOPs and the bytes it moves at least, from its shapes and dtypes
+    /// ([`work`](crate::work)), once per distinct shape: columns of `ops.json` and the report,
+    /// and its achieved FLOP/s and bytes/s. Needs `stats.enabled`.
+    pub counts: bool,
+    /// The device's peak arithmetic rate at the dtype the ops run in, in TFLOP/s (the H200's
+    /// datasheet: 67 for dense f32): with `peak_gbps`, each op's share of the roofline and the
+    /// limit that binds it.
+    pub peak_tflops: Option<f64>,
+    /// The device's peak memory bandwidth, in GB/s (the H200's datasheet: 4800).
+    pub peak_gbps: Option<f64>,
+    /// Measure both peaks at the session's start through the run's backend and device (a
+    /// matmul and an elementwise op over a large tensor, a fraction of a second), instead of
+    /// giving them; the session says what it measured, or why it could not.
+    pub calibrate: bool,
+    /// Also print the roofline's columns in the op table at the end (`ops.json` and the report
+    /// always have them).
+    pub in_table: bool,
+}
+
+impl RooflineSection {
+    /// The peaks, when both are given.
+    pub fn peaks(&self) -> Option<crate::roofline::Peaks> {
+        Some(crate::roofline::Peaks {
+            flops_per_s: self.peak_tflops? * 1e12,
+            bytes_per_s: self.peak_gbps? * 1e9,
+        })
+    }
+}
+
 /// What every tool does in a run. Missing keys take their defaults (everything off); unknown
 /// keys are errors.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -214,6 +247,8 @@ pub struct RuntimeConfig {
     pub memory: MemorySection,
     /// The HTML report.
     pub report: ReportSection,
+    /// Work per op and the roofline.
+    pub roofline: RooflineSection,
 }
 
 /// The presets.
@@ -334,6 +369,7 @@ impl RuntimeConfig {
                 config.capture.after_warmup = true;
                 config.memory.per_step = true;
                 config.report.html = true;
+                config.roofline.counts = true;
                 if preset == Preset::Debug {
                     config.memory.per_op = true;
                     config.nvtx.keep_track_of_range_order = true;
@@ -372,6 +408,53 @@ impl RuntimeConfig {
                 path: None,
                 key: "memory.per_op",
                 message: "needs `stats.enabled = true`: per-op memory is columns of the op table",
+            });
+        }
+        if self.roofline.counts && !self.stats.enabled {
+            return Err(ConfigError::Invalid {
+                path: None,
+                key: "roofline.counts",
+                message: "needs `stats.enabled = true`: an op's work is columns of the op table",
+            });
+        }
+        if self.roofline.peak_tflops.is_some() != self.roofline.peak_gbps.is_some() {
+            return Err(ConfigError::Invalid {
+                path: None,
+                key: "roofline.peak_tflops",
+                message: "goes with `roofline.peak_gbps`: a roofline has both roofs",
+            });
+        }
+        for (key, peak) in [
+            ("roofline.peak_tflops", self.roofline.peak_tflops),
+            ("roofline.peak_gbps", self.roofline.peak_gbps),
+        ] {
+            if peak.is_some_and(|peak| !(peak.is_finite() && peak > 0.0)) {
+                return Err(ConfigError::Invalid {
+                    path: None,
+                    key,
+                    message: "must be a positive number",
+                });
+            }
+        }
+        let needs_counts = [
+            ("roofline.in_table", self.roofline.in_table),
+            ("roofline.calibrate", self.roofline.calibrate),
+            ("roofline.peak_tflops", self.roofline.peak_tflops.is_some()),
+        ];
+        if let Some((key, _)) = needs_counts.iter().find(|(_, set)| *set)
+            && !self.roofline.counts
+        {
+            return Err(ConfigError::Invalid {
+                path: None,
+                key,
+                message: "needs `roofline.counts = true`: the roofline places each op by its counts",
+            });
+        }
+        if self.roofline.calibrate && self.roofline.peak_tflops.is_some() {
+            return Err(ConfigError::Invalid {
+                path: None,
+                key: "roofline.calibrate",
+                message: "measures what `roofline.peak_tflops` and `peak_gbps` give: set one or the other",
             });
         }
         Ok(self)

@@ -3,4 +3,12 @@
 
 /// The version of the format of `run.json` and `ops.json`. A change to either file's format
 /// (the golden files under `tests/golden/`) is a new version, not an edit of the golden file.
-pub const RUN_FORMAT_VERSION: u32 = 1;
+///
+/// - 1: the first.
+/// - 2: `[roofline]` in `run.json`'s configuration; each op's FLOPs, bytes and place on the
+///   roofline in `ops.json` (its rows' `flops`, `bytes`, `roofline`, and `work`).
+pub const RUN_FORMAT_VERSION: u32 = 2;
+
+/// The oldest version of `run.json` and `ops.json` that [`runs`](crate::runs) reads: each
+/// version since only added keys.
+pub const OLDEST_RUN_FORMAT_VERSION: u32 = 1;

@@ -14,6 +14,7 @@ use crate::context::phase;
 use crate::context::switches::{self, RANGES, SYNC};
 use crate::shape::Shape;
 use crate::sinks::{device_time, op_ranges, stats, trace};
+use crate::work::{TensorArg, Work};
 
 /// Switches NVTX op ranges on or off, at any time (for example after warm-up).
 ///
@@ -173,4 +174,55 @@ pub fn range_popped() -> Option<String> {
 #[doc(hidden)]
 pub fn measured(name: &str, start: Duration, end: Duration) {
     trace::record_measurement(name, start, end);
+}
+
+/// An op's work, by its op and arguments, once per distinct set on each thread.
+#[derive(PartialEq, Eq, Hash)]
+struct WorkKey {
+    op: usize,
+    inputs: Vec<TensorArg>,
+    outputs: Vec<TensorArg>,
+    window: Option<Shape>,
+}
+
+/// Distinct (op, arguments) kept per thread at most; past it the cache starts over, so that a
+/// run of ever-new shapes keeps its memory flat.
+const WORK_CACHE_ENTRIES: usize = 4096;
+
+thread_local! {
+    static WORK_CACHE: RefCell<rustc_hash::FxHashMap<WorkKey, Work>> =
+        RefCell::new(rustc_hash::FxHashMap::default());
+}
+
+/// The work of `op` on `inputs` into `outputs` (its `window`: a pooling op's kernel size),
+/// counted once per distinct op and arguments on this thread ([`work::of`](crate::work::of)).
+#[doc(hidden)]
+pub fn work_of(
+    op: &'static Op,
+    inputs: Vec<TensorArg>,
+    outputs: Vec<TensorArg>,
+    window: Option<Shape>,
+) -> Work {
+    let key = WorkKey {
+        op: op as *const Op as usize,
+        inputs,
+        outputs,
+        window,
+    };
+    WORK_CACHE.with_borrow_mut(|cache| {
+        if let Some(work) = cache.get(&key) {
+            return *work;
+        }
+        let work = crate::work::of(
+            op.name(),
+            &key.inputs,
+            &key.outputs,
+            key.window.as_ref().map(Shape::as_slice),
+        );
+        if cache.len() >= WORK_CACHE_ENTRIES {
+            cache.clear();
+        }
+        cache.insert(key, work);
+        work
+    })
 }

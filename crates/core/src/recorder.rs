@@ -19,6 +19,7 @@ use crate::formats::RUN_FORMAT_VERSION;
 use crate::host::{MemoryGuard, MemoryLimitExceeded};
 use crate::memory::{self, MemoryRun, MemorySteps, StepSample};
 use crate::nvtx::{self, RangeConfig};
+use crate::roofline::Calibration;
 use crate::stopwatch::{self, StopwatchConfig};
 use crate::{probe, stats, trace};
 
@@ -91,6 +92,9 @@ pub struct RunIdentity {
     pub backend: String,
     /// The devices, as `Debug` prints them.
     pub device: String,
+    /// Whether the backend's ops return before their work is done (CubeCL's, LibTorch's on a
+    /// GPU): their host times are then launches, and no rate is computed from them.
+    pub asynchronous: bool,
 }
 
 /// How an edition records device time when warm-up ends (`[stats] device_time`), where it
@@ -253,9 +257,15 @@ impl RunRecorder {
         probe::set_op_ranges(config.nvtx.op_ranges);
 
         if config.stats.enabled {
+            // This run's rows only: a session before it in this process kept its own.
+            stats::reset();
             stats::start(stats::StatsConfig {
                 by_shapes: config.stats.by_shapes,
                 memory: config.memory.per_op,
+                work: config.roofline.counts,
+                peaks: stats::calibrated_peaks().or(config.roofline.peaks()),
+                host_times_are_launches: self.identity.asynchronous && !config.nvtx.per_op_sync,
+                roofline_in_table: config.roofline.in_table,
             });
         }
         if config.stats.device_time {
@@ -542,6 +552,44 @@ fn launch_observer_line(kernels: u64, summary: &DeviceTimeSummary) -> String {
 /// What a session whose config asks for op ranges says at its start when nothing takes
 /// them (no NVTX tool attached, or the `nvtx` feature off): that they go nowhere, how to see
 /// them, and that the rest of the session needs no tool.
+/// `config` with the roofline's peaks measured by `measure` when it asks for a calibration
+/// (`[roofline] calibrate`): said on stderr with what was measured, and kept for `ops.json`;
+/// where the measurement fails, said with why, and the run goes on without a roofline.
+/// Called by an edition before [`RunRecorder::start`], on its backend and device.
+#[doc(hidden)]
+pub fn calibrated(
+    mut config: RuntimeConfig,
+    measure: impl FnOnce() -> Result<Calibration, String>,
+) -> RuntimeConfig {
+    if !config.roofline.calibrate {
+        stats::set_calibration(None);
+        return config;
+    }
+    let measured = measure();
+    eprintln!("{}", calibration_line(&measured));
+    match measured {
+        Ok(calibration) => {
+            config.roofline.peak_tflops = Some(calibration.peaks.flops_per_s / 1e12);
+            config.roofline.peak_gbps = Some(calibration.peaks.bytes_per_s / 1e9);
+            stats::set_calibration(Some(calibration));
+        }
+        Err(_) => stats::set_calibration(None),
+    }
+    config
+}
+
+/// What [`calibrated`] says of a calibration: what it measured, or why it was skipped.
+fn calibration_line(measured: &Result<Calibration, String>) -> String {
+    match measured {
+        Ok(calibration) => format!("burn-profiled: {}", calibration.summary()),
+        Err(why) => format!(
+            "burn-profiled: roofline calibration skipped: {why}; ops keep their counts and \
+             rates, without a share of the roofline (give `[roofline] peak_tflops` and \
+             `peak_gbps` instead)"
+        ),
+    }
+}
+
 fn no_nvtx_tool_note(tool_attached: bool) -> Option<String> {
     let why = if !cfg!(feature = "nvtx") {
         "this build has no `nvtx` feature, so NVTX ranges compile to nothing"
@@ -569,5 +617,92 @@ mod no_nvtx_tool_note_tests {
             )
         );
         assert_eq!(no_nvtx_tool_note(true), None, "a tool takes them");
+    }
+}
+
+#[cfg(test)]
+mod calibration_tests {
+    use super::{calibrated, calibration_line};
+    use crate::config::RuntimeConfig;
+    use crate::roofline::{Calibration, Workload};
+
+    fn calibrating() -> RuntimeConfig {
+        let mut config = RuntimeConfig::default();
+        config.stats.enabled = true;
+        config.roofline.counts = true;
+        config.roofline.calibrate = true;
+        config
+    }
+
+    #[test]
+    fn a_calibration_that_ran_gives_the_peaks_and_says_what_it_measured() {
+        let workload = |what: &str, amount| Workload {
+            what: what.to_owned(),
+            amount,
+        };
+        let measured = Calibration::measure(
+            |step| (step == 0).then(|| (workload("matmul 4x4 f32", 128), || Ok(()))),
+            |step| (step == 0).then(|| (workload("add_scalar over 1 MiB", 2 << 20), || Ok(()))),
+        )
+        .unwrap();
+        assert!(
+            measured
+                .arithmetic
+                .starts_with("matmul 4x4 f32, best of 3 runs: ")
+        );
+        let line = calibration_line(&Ok(measured.clone()));
+        assert!(
+            line.starts_with("burn-profiled: roofline peaks measured: "),
+            "{line}"
+        );
+        assert!(
+            line.contains(" GFLOP/s (matmul 4x4 f32, best of 3 runs: "),
+            "{line}"
+        );
+        let config = calibrated(calibrating(), || Ok(measured.clone()));
+        let peaks = config.roofline.peaks().unwrap();
+        let close = |a: f64, b: f64| (a - b).abs() <= 1e-12 * b;
+        assert!(
+            close(peaks.flops_per_s, measured.peaks.flops_per_s),
+            "{peaks:?}"
+        );
+        assert!(
+            close(peaks.bytes_per_s, measured.peaks.bytes_per_s),
+            "{peaks:?}"
+        );
+        crate::stats::set_calibration(None);
+    }
+
+    #[test]
+    fn a_calibration_that_cannot_run_is_skipped_with_why_and_no_peaks() {
+        let failed = Calibration::measure(
+            |_| {
+                Some((
+                    Workload {
+                        what: "matmul".to_owned(),
+                        amount: 1,
+                    },
+                    || Err("the device failed: lost".to_owned()),
+                ))
+            },
+            |_| None::<(Workload, fn() -> Result<(), String>)>,
+        );
+        assert_eq!(failed, Err("the device failed: lost".to_owned()));
+        assert_eq!(
+            calibration_line(&failed),
+            "burn-profiled: roofline calibration skipped: the device failed: lost; ops keep their \
+             counts and rates, without a share of the roofline (give `[roofline] peak_tflops` \
+             and `peak_gbps` instead)"
+        );
+        let config = calibrated(calibrating(), || failed.clone());
+        assert_eq!(config.roofline.peaks(), None);
+        let nothing = Calibration::measure(
+            |_| None::<(Workload, fn() -> Result<(), String>)>,
+            |_| None::<(Workload, fn() -> Result<(), String>)>,
+        );
+        assert_eq!(
+            nothing,
+            Err("no workload to measure FLOP/s with".to_owned())
+        );
     }
 }

@@ -87,3 +87,108 @@ impl Peaks {
         })
     }
 }
+
+/// Peaks measured through the backend and device a run uses (`[roofline] calibrate`): the best
+/// of a few runs of a matmul (arithmetic) and of an elementwise op over a large tensor
+/// (bandwidth), each grown until one run takes long enough to time.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Calibration {
+    /// The peaks measured.
+    pub peaks: Peaks,
+    /// What measured the arithmetic rate: `matmul 1024x1024 f32, best of 3 runs: 21.4 ms`.
+    pub arithmetic: String,
+    /// What measured the bandwidth.
+    pub bandwidth: String,
+}
+
+/// One workload of a calibration at a size: what it is and what it does.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Workload {
+    /// What it is, for the report: `matmul 1024x1024 f32`.
+    pub what: String,
+    /// The FLOPs (for the arithmetic rate) or bytes (for the bandwidth) one run does.
+    pub amount: u64,
+}
+
+/// Runs of one run of a calibration workload: at least this long each, or the largest size.
+const LONG_ENOUGH: std::time::Duration = std::time::Duration::from_millis(20);
+/// Timed runs at the chosen size; the best counts.
+const RUNS: usize = 3;
+
+impl Calibration {
+    /// Measures both peaks. `arithmetic(step)` and `bandwidth(step)` prepare the workload of
+    /// size step (0, 1, 2, ... growing) and return it with a function that runs it once to the
+    /// end (synced); `None` past the largest size. The first run of each size is a warm-up.
+    ///
+    /// An error (a workload that fails, or none that ran) says what could not be measured.
+    pub fn measure<Matmul, Copy>(
+        arithmetic: impl FnMut(usize) -> Option<(Workload, Matmul)>,
+        bandwidth: impl FnMut(usize) -> Option<(Workload, Copy)>,
+    ) -> Result<Calibration, String>
+    where
+        Matmul: FnMut() -> Result<(), String>,
+        Copy: FnMut() -> Result<(), String>,
+    {
+        let (flops_per_s, arithmetic) = best_rate(arithmetic, "FLOP/s")?;
+        let (bytes_per_s, bandwidth) = best_rate(bandwidth, "B/s")?;
+        Ok(Calibration {
+            peaks: Peaks {
+                flops_per_s,
+                bytes_per_s,
+            },
+            arithmetic,
+            bandwidth,
+        })
+    }
+
+    /// One line for the user: what was measured, and how.
+    pub fn summary(&self) -> String {
+        format!(
+            "roofline peaks measured: {:.1} GFLOP/s ({}) and {:.1} GB/s ({})",
+            self.peaks.flops_per_s / 1e9,
+            self.arithmetic,
+            self.peaks.bytes_per_s / 1e9,
+            self.bandwidth
+        )
+    }
+}
+
+/// The best rate of `workload` at the first size whose run takes [`LONG_ENOUGH`], or the
+/// largest, with what ran.
+fn best_rate<Run: FnMut() -> Result<(), String>>(
+    mut workload: impl FnMut(usize) -> Option<(Workload, Run)>,
+    unit: &str,
+) -> Result<(f64, String), String> {
+    let mut chosen = None;
+    for step in 0.. {
+        let Some((what, mut run)) = workload(step) else {
+            break;
+        };
+        run()?;
+        let started = std::time::Instant::now();
+        run()?;
+        let took = started.elapsed();
+        chosen = Some((what, run, took));
+        if took >= LONG_ENOUGH {
+            break;
+        }
+    }
+    let Some((what, mut run, first)) = chosen else {
+        return Err(format!("no workload to measure {unit} with"));
+    };
+    let mut best = first;
+    for _ in 1..RUNS {
+        let started = std::time::Instant::now();
+        run()?;
+        best = best.min(started.elapsed());
+    }
+    let seconds = best.as_secs_f64().max(1e-9);
+    Ok((
+        what.amount as f64 / seconds,
+        format!(
+            "{}, best of {RUNS} runs: {:.2} ms",
+            what.what,
+            seconds * 1e3
+        ),
+    ))
+}

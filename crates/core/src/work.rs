@@ -10,7 +10,8 @@
 //!   softmax;
 //! - a bias (an `Option` argument) is not counted: its add is below 1/(C_in·kernel) of the op;
 //! - ops that only move data (cat, gather, slice assign, casts, transfers) are 0 FLOPs with
-//!   bytes; views (reshape, transpose, permute, expand, slice, flip) are no work at all;
+//!   bytes; views (reshape, transpose, permute, expand, slice, flip) and waits (`sync`) are no
+//!   work at all;
 //! - what has no formula here (sort, random, interpolation, FFT, CTC, deformable convolution,
 //!   grid sampling, fused blocks) is unknown, never zero.
 //!
@@ -110,6 +111,82 @@ pub fn of(op: &str, inputs: &[TensorArg], outputs: &[TensorArg], kernel: Option<
     }
 }
 
+/// One op of a fused block: its name, its tensors with their ids, and its window.
+#[derive(Debug, Clone)]
+pub struct BlockOp<'a> {
+    /// The op's name (the IR's: `add`, `matmul`).
+    pub name: &'a str,
+    /// Its tensor inputs, in order, with the ids that tell a block's own tensors apart.
+    pub inputs: Vec<(u64, TensorArg)>,
+    /// Its outputs, with their ids.
+    pub outputs: Vec<(u64, TensorArg)>,
+    /// A pooling op's kernel size.
+    pub window: Option<Vec<usize>>,
+}
+
+/// The work of a fused block: the sum of its ops' FLOPs (unknown if one op's is), and as bytes
+/// the tensors it reads from outside (each once) and those it writes that no later op of the
+/// block reads (an intermediate stays in registers; one that is also used after the block is
+/// not counted, so this is a lower bound).
+///
+/// ```
+/// use burn_profiled_core::work::{self, BlockOp, TensorArg};
+///
+/// let x = || TensorArg::new(&[1024], 4);
+/// // y = exp(x) * x: two elementwise ops, `exp`'s output never leaves the block.
+/// let block = [
+///     BlockOp { name: "exp", inputs: vec![(1, x())], outputs: vec![(2, x())], window: None },
+///     BlockOp { name: "mul", inputs: vec![(2, x()), (1, x())], outputs: vec![(3, x())], window: None },
+/// ];
+/// let work = work::of_block(&block);
+/// assert_eq!(work.flops, Some(2 * 1024));
+/// assert_eq!(work.bytes, Some(2 * 4096), "x read once, y written once");
+/// ```
+pub fn of_block(ops: &[BlockOp<'_>]) -> Work {
+    let mut flops = 0u64;
+    let mut moving = Vec::with_capacity(ops.len());
+    for op in ops {
+        let inputs: Vec<TensorArg> = op.inputs.iter().map(|(_, t)| t.clone()).collect();
+        let outputs: Vec<TensorArg> = op.outputs.iter().map(|(_, t)| t.clone()).collect();
+        let work = of(op.name, &inputs, &outputs, op.window.as_deref());
+        flops += match work.flops {
+            Some(op_flops) => op_flops,
+            None => return Work::default(),
+        };
+        // A view's output is its input: reading it is reading that.
+        moving.push(work != Work::NONE);
+    }
+    let ops: Vec<&BlockOp<'_>> = ops
+        .iter()
+        .zip(moving)
+        .filter_map(|(op, moves)| moves.then_some(op))
+        .collect();
+    let mut written: Vec<u64> = Vec::new();
+    let mut read_outside: Vec<u64> = Vec::new();
+    let mut bytes = 0u64;
+    for (at, op) in ops.iter().enumerate() {
+        for (id, tensor) in &op.inputs {
+            if !written.contains(id) && !read_outside.contains(id) {
+                read_outside.push(*id);
+                bytes += tensor.bytes();
+            }
+        }
+        for (id, tensor) in &op.outputs {
+            written.push(*id);
+            let read_later = ops[at + 1..]
+                .iter()
+                .any(|later| later.inputs.iter().any(|(input, _)| input == id));
+            if !read_later {
+                bytes += tensor.bytes();
+            }
+        }
+    }
+    Work {
+        flops: Some(flops),
+        bytes: Some(bytes),
+    }
+}
+
 enum Flops {
     /// Metadata only: no FLOPs, no bytes.
     View,
@@ -130,7 +207,8 @@ fn flops(
     let kernel_elems = || kernel.map(|k| k.iter().map(|&d| d as u64).product::<u64>());
     match base {
         "reshape" | "transpose" | "swap_dims" | "permute" | "expand" | "slice" | "flip"
-        | "detach" | "set_require_grad" | "is_require_grad" | "device" | "empty" => Flops::View,
+        | "detach" | "set_require_grad" | "is_require_grad" | "device" | "empty" | "sync"
+        | "memory_cleanup" => Flops::View,
 
         "matmul" => known(matmul(input(0), input(1))),
         "linear" => known(
@@ -197,8 +275,8 @@ fn flops(
         "layer_norm" => known(numel_in(0).map(|n| 7 * n)),
 
         // Data movement only.
-        "from_data" | "into_data" | "to_device" | "cast" | "into_float" | "into_int" | "zeros"
-        | "ones" | "full" | "cat" | "repeat_dim" | "gather" | "gather_nd" | "select"
+        "from_data" | "into_data" | "init" | "to_device" | "cast" | "into_float" | "into_int"
+        | "zeros" | "ones" | "full" | "cat" | "repeat_dim" | "gather" | "gather_nd" | "select"
         | "slice_assign" | "embedding" | "unfold" | "quantize" | "dequantize"
         | "quantize_dynamic" | "arange" | "arange_step" | "argwhere" | "mask_fill"
         | "mask_where" => Flops::Known(0),

@@ -395,7 +395,7 @@ fn unusable_input_exits_2_naming_the_file_and_why() {
     assert_eq!(
         message(&broken),
         format!(
-            "burn-profiled diff: {}: format version 99 (this burn-profiled reads version 1); compare it with the burn-profiled that wrote it",
+            "burn-profiled diff: {}: format version 99 (this burn-profiled reads versions 1 to 2); compare it with the burn-profiled that wrote it",
             broken.join("ops.json").display()
         )
     );
@@ -640,4 +640,50 @@ fn a_closed_pipe_ends_the_comparison_quietly() {
     );
     assert_eq!(text(&output).1, "", "nothing on stderr, no panic");
     assert_eq!(output.status.code(), Some(1), "the verdict's status");
+}
+
+/// A run of format 2 whose ops have a share of the roofline: `(op, total ms, share)`.
+fn write_run_with_shares(dir: &Path, steps: &[f64], ops: &[(&str, f64, f64)]) {
+    write_run(dir, steps, &[]);
+    let rows: Vec<_> = ops
+        .iter()
+        .map(|(op, ms, share)| {
+            json!({"op": op, "phase": "forward", "calls": steps.len(), "total_ns": (ms * 1e6) as u64,
+                   "flops": 1000, "bytes": 100,
+                   "roofline": {"time": "host", "intensity": 10.0, "flops_per_s": 1e9,
+                                "bytes_per_s": 1e8, "bound_flops_per_s": 1e10,
+                                "share": share, "limit": "compute"}})
+        })
+        .collect();
+    let ops = json!({"format_version": 2, "total_calls": 0, "total_ns": 0, "rows": rows});
+    std::fs::write(dir.join("ops.json"), ops.to_string()).unwrap();
+}
+
+#[test]
+fn ops_placed_on_the_roofline_in_both_runs_show_their_share_before_and_after() {
+    let root = tempfile::tempdir().unwrap();
+    let (before, after) = (root.path().join("before"), root.path().join("after"));
+    write_run_with_shares(
+        &before,
+        &steps(10.0),
+        &[("float_matmul", 160.0, 0.125), ("float_add", 20.0, 0.5)],
+    );
+    write_run_with_shares(
+        &after,
+        &steps(6.0),
+        &[("float_matmul", 80.0, 0.25), ("float_add", 20.0, 0.5)],
+    );
+    let output = diff(&before, &after, &[]);
+    let (stdout, stderr) = text(&output);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(
+        stdout.contains(
+            "share of the roofline, ops above placed in both runs:\n  float_matmul (forward): 12.5% -> 25.0%\n  float_add (forward): 50.0% -> 50.0%\n"
+        ),
+        "{stdout}"
+    );
+    // A run of format 1 has no shares: nothing to say.
+    write_run(&before, &steps(10.0), &[("float_matmul", "forward", 160.0)]);
+    let (stdout, _) = text(&diff(&before, &after, &[]));
+    assert!(!stdout.contains("share of the roofline"), "{stdout}");
 }

@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 // The session writes its files in this version.
-use crate::formats::RUN_FORMAT_VERSION;
+use crate::formats::{OLDEST_RUN_FORMAT_VERSION, RUN_FORMAT_VERSION};
 
 /// A run read back from its output directory.
 #[derive(Debug, Clone, PartialEq)]
@@ -48,6 +48,9 @@ pub struct Run {
     pub memory_peaks: Vec<(String, u64)>,
     /// `run.json` as read, for what the report shows beyond the above.
     pub summary: serde_json::Value,
+    /// `ops.json`'s `work`: how much of the time has a count, the ops without a formula, the
+    /// peaks (format 2, with `[roofline] counts`); `Null` otherwise.
+    pub work: serde_json::Value,
 }
 
 /// One row of `ops.json`.
@@ -87,6 +90,32 @@ pub struct OpRow {
     /// See `alloc_bytes`.
     #[serde(default)]
     pub peak_bytes: Option<u64>,
+    /// The calls' FLOPs, when counted and known (format 2).
+    #[serde(default)]
+    pub flops: Option<u64>,
+    /// The bytes they moved at least, when counted and known (format 2).
+    #[serde(default)]
+    pub bytes: Option<u64>,
+    /// The rates achieved and the place on the roofline (format 2).
+    #[serde(default)]
+    pub roofline: Option<RooflineRow>,
+}
+
+/// A row's rates and its place on the roofline, as `ops.json` has them.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct RooflineRow {
+    /// `device` or `host`: the time the rates are over.
+    pub time: String,
+    /// FLOPs per byte.
+    pub intensity: f64,
+    /// FLOP/s achieved.
+    pub flops_per_s: f64,
+    /// With the peaks: the share of the roofline's bound achieved, 0 to 1.
+    #[serde(default)]
+    pub share: Option<f64>,
+    /// With the peaks: `compute` or `memory`.
+    #[serde(default)]
+    pub limit: Option<String>,
 }
 
 /// A time as the commands print it: `812.3 us`, `1.234 ms`, `2.000 s` (negative too).
@@ -133,7 +162,7 @@ pub enum RunError {
     },
     /// A format version this crate does not read.
     #[error(
-        "{}: format version {found} (this burn-profiled reads version {known}); compare it with the burn-profiled that wrote it",
+        "{}: format version {found} (this burn-profiled reads versions {OLDEST_RUN_FORMAT_VERSION} to {known}); compare it with the burn-profiled that wrote it",
         .path.display()
     )]
     Version {
@@ -141,7 +170,7 @@ pub enum RunError {
         path: PathBuf,
         /// What the file says (`none` when it says nothing: written before versions).
         found: String,
-        /// What this crate reads.
+        /// The newest version this crate reads.
         known: u32,
     },
 }
@@ -177,6 +206,8 @@ struct DeviceFile {
 #[derive(Deserialize)]
 struct OpsFile {
     rows: Vec<OpRow>,
+    #[serde(default)]
+    work: serde_json::Value,
 }
 
 impl Run {
@@ -204,9 +235,12 @@ impl Run {
                 message: error.to_string(),
             })?;
         let ops_path = dir.join("ops.json");
-        let ops = match ops_path.is_file() {
-            true => Some(read_versioned::<OpsFile>(&ops_path, "ops.json")?.rows),
-            false => None,
+        let (ops, work) = match ops_path.is_file() {
+            true => {
+                let file = read_versioned::<OpsFile>(&ops_path, "ops.json")?;
+                (Some(file.rows), file.work)
+            }
+            false => (None, serde_json::Value::Null),
         };
         let memory_peaks = run
             .memory
@@ -230,6 +264,7 @@ impl Run {
             ops: ops.unwrap_or_default(),
             memory_peaks,
             summary,
+            work,
         })
     }
 }
@@ -280,7 +315,11 @@ fn read_versioned<T: serde::de::DeserializeOwned>(
     let value: serde_json::Value =
         serde_json::from_str(&text).map_err(|error| malformed(error.to_string()))?;
     let version = value.get("format_version");
-    if version.and_then(serde_json::Value::as_u64) != Some(u64::from(RUN_FORMAT_VERSION)) {
+    let known = u64::from(OLDEST_RUN_FORMAT_VERSION)..=u64::from(RUN_FORMAT_VERSION);
+    if !version
+        .and_then(serde_json::Value::as_u64)
+        .is_some_and(|version| known.contains(&version))
+    {
         if !value.is_object() {
             return Err(malformed("not a JSON object".to_owned()));
         }

@@ -31,6 +31,8 @@ use thread_local::ThreadLocal;
 use crate::context::op::Op;
 use crate::context::switches::{self, SHAPES, STATS};
 use crate::context::{phase, warmup};
+use crate::roofline::{Calibration, Peaks};
+use crate::work::Work;
 
 mod memory;
 mod report;
@@ -38,12 +40,14 @@ mod report;
 pub use memory::{MemoryPeak, StepAllocation, memory_peaks, step_allocations};
 #[doc(hidden)]
 pub use memory::{OpMemory, host_untracked, host_was_untracked, record_memory};
-pub use report::{FORMAT_VERSION, GroupBy, PhasePeak, Row, Snapshot, snapshot};
+pub use report::{
+    FORMAT_VERSION, GroupBy, PhasePeak, Row, RowRoofline, Snapshot, WorkCoverage, snapshot,
+};
 #[doc(hidden)]
 pub use report::{bytes_text, shapes_text};
 
 /// What [`start`] records.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct StatsConfig {
     /// Also key the statistics by the shapes of the op's tensor arguments (costs a `Vec` of
     /// shapes per op).
@@ -53,6 +57,16 @@ pub struct StatsConfig {
     /// (`LaunchThread::with_memory`), else the host's
     /// when a `TrackingAllocator` is installed.
     pub memory: bool,
+    /// Also count each op's work (FLOPs and bytes, [`work`](crate::work)) from its tensors'
+    /// shapes and dtypes, for its achieved rates and its place on the roofline.
+    pub work: bool,
+    /// The device's peaks, for each op's share of the roofline (with `work`).
+    pub peaks: Option<Peaks>,
+    /// Whether an op's host time is only its launch (an asynchronous backend without per-op
+    /// sync): then no rate is computed from it, only from device time.
+    pub host_times_are_launches: bool,
+    /// Print the roofline's columns in the [`Snapshot::table`] too.
+    pub roofline_in_table: bool,
 }
 
 /// One row's key: op, phase, input shapes and device.
@@ -82,6 +96,12 @@ struct Aggregate {
     alloc_bytes: u64,
     freed_bytes: u64,
     peak_bytes: u64,
+    /// Calls whose work was counted, those of them with no formula, and the FLOPs and bytes of
+    /// the others.
+    work_calls: u64,
+    unknown_work_calls: u64,
+    flops: u64,
+    bytes: u64,
 }
 
 /// The longest call the histograms tell apart (an hour); longer ones count as an hour there
@@ -107,6 +127,10 @@ impl Aggregate {
             alloc_bytes: 0,
             freed_bytes: 0,
             peak_bytes: 0,
+            work_calls: 0,
+            unknown_work_calls: 0,
+            flops: 0,
+            bytes: 0,
         }
     }
 
@@ -143,6 +167,21 @@ impl Aggregate {
         self.alloc_bytes += other.alloc_bytes;
         self.freed_bytes += other.freed_bytes;
         self.peak_bytes = self.peak_bytes.max(other.peak_bytes);
+        self.work_calls += other.work_calls;
+        self.unknown_work_calls += other.unknown_work_calls;
+        self.flops += other.flops;
+        self.bytes += other.bytes;
+    }
+
+    fn add_work(&mut self, work: Work) {
+        self.work_calls += 1;
+        match (work.flops, work.bytes) {
+            (Some(flops), Some(bytes)) => {
+                self.flops += flops;
+                self.bytes += bytes;
+            }
+            _ => self.unknown_work_calls += 1,
+        }
     }
 }
 
@@ -150,7 +189,16 @@ static RECORDING: AtomicBool = AtomicBool::new(false);
 static CONFIG: Mutex<StatsConfig> = Mutex::new(StatsConfig {
     by_shapes: false,
     memory: false,
+    work: false,
+    peaks: None,
+    host_times_are_launches: false,
+    roofline_in_table: false,
 });
+/// Whether rows are keyed by shapes ([`StatsConfig::by_shapes`]); ops collect their shapes
+/// also to count their work.
+static BY_SHAPES: AtomicBool = AtomicBool::new(false);
+/// Whether ops count their work ([`StatsConfig::work`]).
+static WORK: AtomicBool = AtomicBool::new(false);
 /// Whether ops record their memory ([`StatsConfig::memory`]).
 static MEMORY: AtomicBool = AtomicBool::new(false);
 /// How many times recording started: memory read in an earlier recording is stale.
@@ -165,8 +213,10 @@ pub fn start(config: StatsConfig) {
     MEMORY.store(config.memory, Ordering::Relaxed);
     MEMORY_GENERATION.fetch_add(1, Ordering::Relaxed);
     switches::set_memory_per_op(config.memory);
+    BY_SHAPES.store(config.by_shapes, Ordering::Relaxed);
+    WORK.store(config.work, Ordering::Relaxed);
     switches::set(STATS, true);
-    switches::set(SHAPES, config.by_shapes);
+    switches::set(SHAPES, config.by_shapes || config.work);
 }
 
 /// Stops recording; the statistics stay until [`reset`].
@@ -174,7 +224,49 @@ pub fn stop() {
     RECORDING.store(false, Ordering::Relaxed);
     MEMORY.store(false, Ordering::Relaxed);
     switches::set_memory_per_op(false);
+    BY_SHAPES.store(false, Ordering::Relaxed);
+    WORK.store(false, Ordering::Relaxed);
     switches::set(STATS | SHAPES, false);
+}
+
+/// Whether rows are keyed by the ops' input shapes: an edition that collected an op's tensors
+/// passes their shapes to [`record`] only then.
+#[doc(hidden)]
+pub fn keyed_by_shapes() -> bool {
+    BY_SHAPES.load(Ordering::Relaxed)
+}
+
+/// Whether ops count their work: an edition passes it to [`record`] only then.
+#[doc(hidden)]
+pub fn counts_work() -> bool {
+    WORK.load(Ordering::Relaxed)
+}
+
+/// How the roofline's peaks were measured, when they were.
+static CALIBRATION: Mutex<Option<Calibration>> = Mutex::new(None);
+
+/// Records how the peaks in [`StatsConfig::peaks`] were measured, for `ops.json`.
+#[doc(hidden)]
+pub fn set_calibration(calibration: Option<Calibration>) {
+    *CALIBRATION.lock().unwrap_or_else(PoisonError::into_inner) = calibration;
+}
+
+/// The peaks a calibration measured, exactly (the configuration keeps them in TFLOP/s and GB/s).
+#[doc(hidden)]
+pub fn calibrated_peaks() -> Option<Peaks> {
+    calibration().map(|calibration| calibration.peaks)
+}
+
+fn calibration() -> Option<Calibration> {
+    CALIBRATION
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clone()
+}
+
+/// The configuration of the last [`start`].
+fn config() -> StatsConfig {
+    *CONFIG.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Whether ops record their memory: statistics are on with [`StatsConfig::memory`].
@@ -206,7 +298,8 @@ pub fn reset() {
 }
 
 /// Records one op; called by the probe on the op's thread.
-/// With `memory`, the call's memory read where it ran (per-op memory).
+/// With `memory`, the call's memory read where it ran (per-op memory); with `work`, what it
+/// did ([`counts_work`]).
 #[doc(hidden)]
 pub fn record(
     op: &'static Op,
@@ -214,6 +307,7 @@ pub fn record(
     shapes: Option<Vec<Shape>>,
     device: u32,
     memory: Option<OpMemory>,
+    work: Option<Work>,
 ) {
     let phase = phase::current();
     let memory = memory.filter(|call| memory::note_call(op, (phase, device), *call));
@@ -225,6 +319,9 @@ pub fn record(
         row.record(time);
         if let Some(call) = memory {
             row.add_memory(call);
+        }
+        if let Some(work) = work {
+            row.add_work(work);
         }
     });
 }

@@ -12,8 +12,10 @@ pub use crate::units::bytes_text;
 use serde::Serialize;
 
 use super::memory::{device_name, host_was_untracked};
-use super::{Aggregate, Key, THREADS};
+use super::{Aggregate, Key, THREADS, config};
 use crate::context::{device as context_device, phase};
+use crate::roofline::{Calibration, Limit, Peaks};
+use crate::work::Work;
 
 /// How rows are grouped in a [`Snapshot`]'s table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,6 +85,40 @@ pub struct Row {
     /// The most memory in use (the device's, or the host's) at the end of a call.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub peak_bytes: Option<u64>,
+    /// The calls' FLOPs, when work was counted (`[roofline] counts`): `null` where the op has
+    /// no formula ([`work`](crate::work)).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flops: Option<Option<u64>>,
+    /// The bytes the calls moved at least (their tensors read or written once), when work was
+    /// counted: `null` where the op has no formula.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<Option<u64>>,
+    /// The rates achieved and the place on the roofline, for a row with FLOPs and a time that
+    /// is its own (device time, or host time on a synchronous backend).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub roofline: Option<RowRoofline>,
+}
+
+/// A row's rates and its place on the roofline.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RowRoofline {
+    /// The time the rates are over: `device` (its kernels') or `host` (its calls').
+    pub time: &'static str,
+    /// FLOPs per byte.
+    pub intensity: f64,
+    /// FLOPs over that time.
+    pub flops_per_s: f64,
+    /// Bytes over that time (a lower bound: the minimum traffic).
+    pub bytes_per_s: f64,
+    /// With the device's peaks: `min(peak FLOP/s, intensity × peak bytes/s)`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bound_flops_per_s: Option<f64>,
+    /// With the peaks: the share of that bound achieved, 0 to 1.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub share: Option<f64>,
+    /// With the peaks: the roof that binds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limit: Option<Limit>,
 }
 
 /// The peak memory in use at the end of an op, of one device in one phase.
@@ -217,6 +253,7 @@ impl Snapshot {
         }
         let all: Duration = grouped.values().map(|a| a.total).sum();
         let device = self.has_device_time();
+        let settings = config();
         let all_device: Duration = grouped.values().map(|a| a.device).sum();
         let percent = |part: Duration, all: Duration| {
             if all.is_zero() {
@@ -251,6 +288,9 @@ impl Snapshot {
                 alloc_bytes: (a.memory_calls > 0).then_some(a.alloc_bytes),
                 freed_bytes: (a.memory_calls > 0).then_some(a.freed_bytes),
                 peak_bytes: (a.memory_calls > 0).then_some(a.peak_bytes),
+                flops: (a.work_calls > 0).then(|| a.work().flops),
+                bytes: (a.work_calls > 0).then(|| a.work().bytes),
+                roofline: roofline_of(&a, &settings),
             })
             .collect();
         rows.sort_by(|a, b| {
@@ -288,6 +328,9 @@ impl Snapshot {
         }
         if host_was_untracked() {
             json["host_allocations_tracked"] = false.into();
+        }
+        if let Some(coverage) = self.work_coverage() {
+            json["work"] = serde_json::to_value(coverage).unwrap_or_default();
         }
         serde_json::to_string_pretty(&json).unwrap_or_default()
     }
@@ -329,6 +372,14 @@ impl Snapshot {
         };
         let memory = self.has_memory();
         let memory_titles: &[&str] = if memory { &["Alloc", "Peak"] } else { &[] };
+        let settings = config();
+        let coverage = self.work_coverage();
+        let roofline = settings.roofline_in_table && coverage.is_some();
+        let roofline_titles: &[&str] = match (roofline, settings.peaks.is_some()) {
+            (false, _) => &[],
+            (true, false) => &["FLOP/s", "FLOP/B"],
+            (true, true) => &["FLOP/s", "FLOP/B", "Roofline %", "Limit"],
+        };
         for title in [
             "# of Calls",
             "Total",
@@ -342,6 +393,7 @@ impl Snapshot {
         .iter()
         .chain(device_titles)
         .chain(memory_titles)
+        .chain(roofline_titles)
         {
             columns.push(((*title).into(), 12));
         }
@@ -394,6 +446,23 @@ impl Snapshot {
                     cells.push(bytes.map_or_else(|| "-".to_owned(), bytes_text));
                 }
             }
+            if roofline {
+                let point = row.roofline.as_ref();
+                cells.push(point.map_or_else(|| "-".to_owned(), |p| rate_text(p.flops_per_s, "")));
+                cells.push(point.map_or_else(|| "-".to_owned(), |p| format!("{:.2}", p.intensity)));
+                if settings.peaks.is_some() {
+                    let share = point.and_then(|p| p.share);
+                    cells.push(
+                        share.map_or_else(|| "-".to_owned(), |s| format!("{:.1}%", 100.0 * s)),
+                    );
+                    let limit = point.and_then(|p| p.limit);
+                    cells.push(match limit {
+                        Some(Limit::Compute) => "compute".to_owned(),
+                        Some(Limit::Memory) => "memory".to_owned(),
+                        None => "-".to_owned(),
+                    });
+                }
+            }
             let mut line: String = cells
                 .iter()
                 .zip(&columns)
@@ -421,6 +490,9 @@ impl Snapshot {
                 time_text(device.as_nanos() as u64)
             );
         }
+        if let Some(coverage) = &coverage {
+            let _ = write!(out, "\n{}", coverage_text(coverage));
+        }
         if host_was_untracked() {
             let _ = write!(
                 out,
@@ -430,6 +502,148 @@ impl Snapshot {
         }
         out
     }
+}
+
+impl Aggregate {
+    /// The calls' work: unknown if any call had no formula.
+    fn work(&self) -> Work {
+        match self.unknown_work_calls {
+            0 => Work {
+                flops: Some(self.flops),
+                bytes: Some(self.bytes),
+            },
+            _ => Work::default(),
+        }
+    }
+
+    /// The time that is the calls' own: their kernels', else their host time unless that is
+    /// only their launches.
+    fn own_time(&self, host_times_are_launches: bool) -> Option<(&'static str, Duration)> {
+        if self.kernels > 0 {
+            Some(("device", self.device))
+        } else if !host_times_are_launches {
+            Some(("host", self.total))
+        } else {
+            None
+        }
+    }
+}
+
+/// `a`'s rates and place on the roofline, where its work is known, it did FLOPs, and it has a
+/// time of its own.
+fn roofline_of(a: &Aggregate, settings: &super::StatsConfig) -> Option<RowRoofline> {
+    let work = a.work();
+    let (flops, bytes) = (work.flops? as f64, work.bytes? as f64);
+    let (time, own) = a.own_time(settings.host_times_are_launches)?;
+    let seconds = own.as_secs_f64();
+    if flops == 0.0 || bytes == 0.0 || seconds <= 0.0 {
+        return None;
+    }
+    let point = settings.peaks.and_then(|peaks| peaks.place(&work, seconds));
+    Some(RowRoofline {
+        time,
+        intensity: flops / bytes,
+        flops_per_s: flops / seconds,
+        bytes_per_s: bytes / seconds,
+        bound_flops_per_s: point.map(|p| p.bound_flops_per_s),
+        share: point.map(|p| p.share),
+        limit: point.map(|p| p.limit),
+    })
+}
+
+/// How much of the ops' time has a count of its work, and the ops with none.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WorkCoverage {
+    /// The share of all ops' time (device time where recorded, else host time) in ops whose
+    /// work is known, in percent.
+    pub counted_percent: f64,
+    /// The ops with no formula, by name.
+    pub unknown_ops: Vec<String>,
+    /// The share of the time in them, in percent.
+    pub unknown_percent: f64,
+    /// The device's peaks the roofline uses, when given or measured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peaks: Option<Peaks>,
+    /// How the peaks were measured, when they were (`[roofline] calibrate`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub calibration: Option<Calibration>,
+    /// Whether the host times are launches (an asynchronous backend), so that rates come only
+    /// from device time.
+    pub host_times_are_launches: bool,
+}
+
+impl Snapshot {
+    /// How much of the time has a count of its work; `None` when work was not counted.
+    pub fn work_coverage(&self) -> Option<WorkCoverage> {
+        if !self.rows.values().any(|a| a.work_calls > 0) {
+            return None;
+        }
+        let device = self.has_device_time();
+        let time = |a: &Aggregate| if device { a.device } else { a.total };
+        let all: Duration = self.rows.values().map(time).sum();
+        let (mut counted, mut unknown) = (Duration::ZERO, Duration::ZERO);
+        let mut unknown_ops: Vec<String> = Vec::new();
+        for a in self.rows.values() {
+            if a.work_calls == 0 {
+                continue;
+            }
+            if a.unknown_work_calls == 0 {
+                counted += time(a);
+            } else {
+                unknown += time(a);
+                unknown_ops.push(a.name.to_owned());
+            }
+        }
+        unknown_ops.sort();
+        unknown_ops.dedup();
+        let percent = |part: Duration| match all.is_zero() {
+            true => 0.0,
+            false => 100.0 * part.as_secs_f64() / all.as_secs_f64(),
+        };
+        let settings = config();
+        Some(WorkCoverage {
+            counted_percent: percent(counted),
+            unknown_ops,
+            unknown_percent: percent(unknown),
+            peaks: settings.peaks,
+            calibration: super::calibration(),
+            host_times_are_launches: settings.host_times_are_launches && !device,
+        })
+    }
+}
+
+/// The lines under the op table about the work counted: how much of the time has a count,
+/// what has none, and why there are no rates where the host times are launches.
+fn coverage_text(coverage: &WorkCoverage) -> String {
+    let mut text = format!(
+        "Work counted for {:.1}% of op time",
+        coverage.counted_percent
+    );
+    if !coverage.unknown_ops.is_empty() {
+        let _ = write!(
+            text,
+            "; no formula for {} ({:.1}%)",
+            coverage.unknown_ops.join(", "),
+            coverage.unknown_percent
+        );
+    }
+    if coverage.host_times_are_launches {
+        text.push_str(
+            "\nNo FLOP/s or roofline from these host times: on this asynchronous backend an op's \
+             host time is its launch, and the wait lands in `sync`. Device time \
+             (`[stats] device_time`) or per-op sync (`[nvtx] per_op_sync`) gives each op its own time",
+        );
+    }
+    text
+}
+
+/// A rate as FLOP/s with an SI prefix: `12.3 GFLOP/s`.
+fn rate_text(per_s: f64, unit: &str) -> String {
+    let (value, prefix) = [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")]
+        .into_iter()
+        .find(|(scale, _)| per_s >= *scale)
+        .map_or((per_s, ""), |(scale, prefix)| (per_s / scale, prefix));
+    format!("{value:.1} {prefix}{unit}")
 }
 
 /// A time as `torch.profiler` prints it: `12.345us`, `1.234ms`, `2.000s`.
@@ -462,11 +676,11 @@ mod tests {
         stats::reset();
         stats::start(stats::StatsConfig::default());
         let us = Duration::from_micros;
-        super::super::record(&COMPUTE, us(100), None, gpu0, None);
-        super::super::record(&COMPUTE, us(300), None, gpu1, None);
-        super::super::record(&ALL_REDUCE, us(50), None, gpu0, None);
-        super::super::record(&ALL_REDUCE, us(450), None, gpu1, None);
-        super::super::record(&ALL_REDUCE, us(500), None, 0, None);
+        super::super::record(&COMPUTE, us(100), None, gpu0, None, None);
+        super::super::record(&COMPUTE, us(300), None, gpu1, None, None);
+        super::super::record(&ALL_REDUCE, us(50), None, gpu0, None, None);
+        super::super::record(&ALL_REDUCE, us(450), None, gpu1, None, None);
+        super::super::record(&ALL_REDUCE, us(500), None, 0, None, None);
         stats::stop();
         let snapshot = stats::snapshot();
 
@@ -518,6 +732,149 @@ mod tests {
             lines[7].starts_with("Total op time: 1.400ms (5 calls)"),
             "{top}"
         );
+        stats::reset();
+    }
+
+    #[test]
+    fn counted_work_gives_rates_a_roofline_and_the_share_of_time_counted() {
+        use crate::roofline::Peaks;
+        use crate::work::Work;
+
+        let _serial = TEST_SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        static MATMUL: Op = Op::new("roofline_matmul\0");
+        static ADD: Op = Op::new("roofline_add\0");
+        static SORT: Op = Op::new("roofline_sort\0");
+        let work = |flops, bytes| {
+            Some(Work {
+                flops: Some(flops),
+                bytes: Some(bytes),
+            })
+        };
+        let peaks = Peaks {
+            flops_per_s: 1e12,
+            bytes_per_s: 1e11,
+        };
+        stats::reset();
+        stats::start(stats::StatsConfig {
+            work: true,
+            peaks: Some(peaks),
+            roofline_in_table: true,
+            ..stats::StatsConfig::default()
+        });
+        let us = Duration::from_micros;
+        // 2 GFLOP over 12 MB in 4 ms: intensity 166.7, beyond the ridge (10).
+        for _ in 0..2 {
+            super::super::record(
+                &MATMUL,
+                us(2_000),
+                None,
+                0,
+                None,
+                work(1_000_000_000, 6_000_000),
+            );
+        }
+        // 1 MFLOP over 12 MB in 3 ms: memory-bound, 4 GB/s of 100.
+        super::super::record(&ADD, us(3_000), None, 0, None, work(1_000_000, 12_000_000));
+        super::super::record(&SORT, us(1_000), None, 0, None, Some(Work::default()));
+        stats::stop();
+        let snapshot = stats::snapshot();
+        let rows = snapshot.rows(GroupBy::Op);
+
+        let matmul = &rows[0];
+        assert_eq!(matmul.op, "roofline_matmul");
+        assert_eq!(matmul.flops, Some(Some(2_000_000_000)));
+        assert_eq!(matmul.bytes, Some(Some(12_000_000)));
+        let point = matmul.roofline.as_ref().unwrap();
+        assert_eq!(point.time, "host");
+        assert_eq!(point.flops_per_s, 2e9 / 4e-3);
+        assert_eq!(point.limit, Some(crate::roofline::Limit::Compute));
+        assert!((point.share.unwrap() - 0.5).abs() < 1e-12);
+
+        let add = &rows[1];
+        let point = add.roofline.as_ref().unwrap();
+        assert_eq!(point.limit, Some(crate::roofline::Limit::Memory));
+        assert!((point.bytes_per_s - 4e9).abs() < 1.0);
+        assert!((point.share.unwrap() - 0.04).abs() < 1e-12);
+
+        let sort = &rows[2];
+        assert_eq!(
+            (sort.flops, sort.bytes),
+            (Some(None), Some(None)),
+            "unknown, not zero"
+        );
+        assert_eq!(sort.roofline, None);
+
+        let coverage = snapshot.work_coverage().unwrap();
+        assert_eq!(coverage.unknown_ops, ["roofline_sort"]);
+        assert_eq!(coverage.counted_percent, 87.5);
+        let json: serde_json::Value = serde_json::from_str(&snapshot.to_json(GroupBy::Op)).unwrap();
+        assert_eq!(json["rows"][2]["flops"], serde_json::Value::Null);
+        assert_eq!(json["rows"][0]["roofline"]["limit"], "compute");
+        assert_eq!(json["work"]["unknown_ops"][0], "roofline_sort");
+        assert_eq!(json["work"]["peaks"]["flops_per_s"], 1e12);
+
+        let table = snapshot.table(GroupBy::Op);
+        let lines: Vec<&str> = table.lines().collect();
+        assert!(
+            lines[1].ends_with("FLOP/s        FLOP/B    Roofline %         Limit"),
+            "{table}"
+        );
+        assert!(
+            lines[3].ends_with("500.0 G        166.67         50.0%       compute"),
+            "{table}"
+        );
+        assert!(
+            lines[5].ends_with("-             -             -             -"),
+            "{table}"
+        );
+        assert_eq!(
+            lines.last().copied(),
+            Some("Work counted for 87.5% of op time; no formula for roofline_sort (12.5%)")
+        );
+        stats::reset();
+    }
+
+    #[test]
+    fn host_times_that_are_launches_give_no_rates_and_say_why() {
+        use crate::work::Work;
+
+        let _serial = TEST_SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        static LAUNCHED: Op = Op::new("launched_matmul\0");
+        stats::reset();
+        stats::start(stats::StatsConfig {
+            work: true,
+            host_times_are_launches: true,
+            ..stats::StatsConfig::default()
+        });
+        let work = Work {
+            flops: Some(1_000),
+            bytes: Some(100),
+        };
+        super::super::record(
+            &LAUNCHED,
+            Duration::from_micros(5),
+            None,
+            0,
+            None,
+            Some(work),
+        );
+        stats::stop();
+        let snapshot = stats::snapshot();
+        let row = &snapshot.rows(GroupBy::Op)[0];
+        assert_eq!(row.flops, Some(Some(1_000)), "the count stands");
+        assert_eq!(row.roofline, None, "a launch time is no execution time");
+        let table = snapshot.table(GroupBy::Op);
+        assert!(
+            table.contains("on this asynchronous backend an op's host time is its launch, and the wait lands in `sync`"),
+            "{table}"
+        );
+        // Kernels' device time is the op's own: rates from it.
+        stats::record_kernel(&LAUNCHED, (0, 0), None, Duration::from_micros(2));
+        let snapshot = stats::snapshot();
+        let point = snapshot.rows(GroupBy::Op)[0].roofline.clone().unwrap();
+        assert_eq!(point.time, "device");
+        assert_eq!(point.flops_per_s, 1_000.0 / 2e-6);
+        assert!(!snapshot.table(GroupBy::Op).contains("asynchronous backend"));
         stats::reset();
     }
 
