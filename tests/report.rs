@@ -223,6 +223,82 @@ fn every_string_of_the_run_is_escaped() {
     );
 }
 
+const EVIL_OP: &str = "<script>alert('roof')</script>";
+
+/// The report of a run with counted work and peaks, one op named [`EVIL_OP`] in phase `<b>`.
+fn roofline_report() -> (tempfile::TempDir, std::path::PathBuf) {
+    let evil = EVIL_OP;
+    let roofline = |intensity: f64, flops_per_s: f64, share: f64, limit: &str| {
+        json!({"time": "host", "intensity": intensity, "flops_per_s": flops_per_s,
+               "bytes_per_s": flops_per_s / intensity, "bound_flops_per_s": flops_per_s / share,
+               "share": share, "limit": limit})
+    };
+    let root = tempfile::tempdir().unwrap();
+    let run = root.path().join("run");
+    std::fs::create_dir_all(&run).unwrap();
+    let run_json = json!({"format_version": 2, "backend": "ndarray", "measured_steps": 2,
+               "step_seconds": [0.01, 0.01], "config": {}});
+    let ops_json = json!({"format_version": 2, "rows": [
+            {"op": "float_matmul", "phase": "forward", "calls": 2, "total_ns": 8_000_000,
+             "flops": 2_000_000_000u64, "bytes": 12_000_000,
+             "roofline": roofline(166.7, 2.5e11, 0.25, "compute")},
+            {"op": evil, "phase": "<b>", "calls": 2, "total_ns": 2_000_000,
+             "flops": 1_000_000, "bytes": 12_000_000,
+             "roofline": roofline(0.083, 5e8, 0.06, "memory")},
+            {"op": "float_sort", "phase": "forward", "calls": 2, "total_ns": 1_000_000,
+             "flops": null, "bytes": null},
+        ], "work": {"counted_percent": 90.9, "unknown_ops": ["float_sort"], "unknown_percent": 9.1,
+                     "peaks": {"flops_per_s": 1e12, "bytes_per_s": 1e11},
+                     "host_times_are_launches": false}});
+    std::fs::write(run.join("run.json"), run_json.to_string()).unwrap();
+    std::fs::write(run.join("ops.json"), ops_json.to_string()).unwrap();
+    let output = report(&[run.as_os_str()]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (root, run.join("report.html"))
+}
+
+/// The roofline chart places each op with a time of its own, under the two roofs, its hover
+/// text escaped; the op table has the roofline's columns.
+#[test]
+fn the_roofline_places_the_ops_under_the_roofs_with_their_names_escaped() {
+    let evil = EVIL_OP;
+    let (_root, page) = roofline_report();
+    let html = std::fs::read_to_string(page).unwrap();
+    assert!(
+        html.contains("<p id=\"work\">Work counted for 90.9% of op time; no formula for float_sort (9.1%).</p>"),
+        "{html}"
+    );
+    assert!(html.contains(
+        "<p id=\"peaks\">Roofs: 1.0 TFLOP/s and 100.0 GB/s (given in the configuration).</p>"
+    ));
+    let chart = &html[html.find("<svg id=\"roofline\"").unwrap()..];
+    let chart = &chart[..chart.find("</svg>").unwrap()];
+    assert_eq!(
+        chart.matches("<circle ").count(),
+        2,
+        "the sort has no place: {chart}"
+    );
+    assert!(chart.contains("<polyline id=\"roofs\""));
+    assert!(chart.contains(
+        "<title>float_matmul (forward): 250.0 GFLOP/s at 166.70 FLOP/B over host time 8.000 ms, 25.0% of the roofline, compute-bound</title>"
+    ), "{chart}");
+    assert!(!html.contains(evil) && !html.contains("(<b>)"), "escaped");
+    assert!(chart.contains("&lt;script&gt;alert(&#39;roof&#39;)&lt;/script&gt; (&lt;b&gt;)"));
+    assert!(html.contains(
+        "<th>FLOP/s</th><th>FLOP/B</th><th>roofline %</th><th class=\"name\">limit</th>"
+    ));
+    assert!(
+        html.contains(
+            "<td data-v=\"25\">25.0%</td><td class=\"name\" data-v=\"compute\">compute</td>"
+        ),
+        "{html}"
+    );
+}
+
 #[test]
 fn input_it_cannot_use_exits_2_and_writes_nothing() {
     let root = tempfile::tempdir().unwrap();
@@ -285,4 +361,52 @@ fn rendered_in_chromium() {
         "the bar charts are drawn"
     );
     assert!(dom.contains("<polyline "), "the step-time chart is drawn");
+    // The profile preset counts work: NdArray's host times are its ops' own, so its ops with
+    // FLOPs are placed (no peaks in the preset: no roofs).
+    let chart = &dom[dom
+        .find("<svg id=\"roofline\"")
+        .expect("the roofline is drawn")..];
+    let chart = &chart[..chart.find("</svg>").unwrap()];
+    assert!(
+        chart.matches("<circle ").count() > 0,
+        "its ops are placed: {chart}"
+    );
+}
+
+#[test]
+#[ignore = "needs Debian's chromium: `.ci/run` installs it and runs this test"]
+fn the_roofline_renders_in_chromium_with_hostile_op_names_as_text() {
+    let (_root, page) = roofline_report();
+    let output = Command::new("chromium")
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--dump-dom",
+        ])
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .expect("chromium runs (apt-get install -y chromium)");
+    let dom = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        dom.contains("data-ready=\"true\""),
+        "the script did not finish"
+    );
+    let chart = &dom[dom
+        .find("<svg id=\"roofline\"")
+        .expect("the roofline is drawn")..];
+    let chart = &chart[..chart.find("</svg>").unwrap()];
+    assert_eq!(chart.matches("<circle ").count(), 2, "{chart}");
+    assert!(chart.contains("<polyline id=\"roofs\""), "{chart}");
+    // The name is the hover text, not markup: no script element came of it.
+    assert!(
+        chart.contains("&lt;script&gt;alert('roof')&lt;/script&gt; (&lt;b&gt;)"),
+        "{chart}"
+    );
+    assert_eq!(
+        dom.matches("<script>").count(),
+        1,
+        "only the report's own script"
+    );
 }

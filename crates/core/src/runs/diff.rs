@@ -90,6 +90,11 @@ pub struct OpChange {
     /// With several runs a side: whether its host time per step changed beyond the spread
     /// between runs (`None` with one run a side, or for an op of one side only).
     pub beyond_noise: Option<bool>,
+    /// Its share of the roofline (0 to 1), the mean over the side's runs that placed it
+    /// (`ops.json` format 2 with peaks); `None` where no run of the side did.
+    pub before_share: Option<f64>,
+    /// See `before_share`.
+    pub after_share: Option<f64>,
 }
 
 impl OpChange {
@@ -387,6 +392,19 @@ fn op_changes(before: &[Run], after: &[Run]) -> Vec<OpChange> {
             .collect()
     };
     let mean = |values: &[f64]| values.iter().sum::<f64>() / values.len() as f64;
+    let share = |runs: &[Run], (op, phase): (&str, &str)| -> Option<f64> {
+        let shares: Vec<f64> = runs
+            .iter()
+            .filter_map(|run| {
+                let row = run
+                    .ops
+                    .iter()
+                    .find(|row| row.op == op && row.phase == phase)?;
+                row.roofline.as_ref()?.share
+            })
+            .collect();
+        (!shares.is_empty()).then(|| mean(&shares))
+    };
     let mut ops: Vec<OpChange> = keys
         .into_iter()
         .map(|key| {
@@ -415,6 +433,8 @@ fn op_changes(before: &[Run], after: &[Run]) -> Vec<OpChange> {
                 before_device_ns,
                 after_device_ns,
                 beyond_noise,
+                before_share: share(before, key),
+                after_share: share(after, key),
             }
         })
         .collect();
@@ -587,6 +607,25 @@ impl fmt::Display for Diff {
                 OpChange::device,
                 false,
             )?;
+        }
+        let placed: Vec<(&OpChange, f64, f64)> = self
+            .ops
+            .iter()
+            .take(self.settings.rows)
+            .filter_map(|o| Some((o, o.before_share?, o.after_share?)))
+            .collect();
+        if !placed.is_empty() {
+            writeln!(f, "share of the roofline, ops above placed in both runs:")?;
+            for (op, before, after) in placed {
+                writeln!(
+                    f,
+                    "  {} ({}): {:.1}% -> {:.1}%",
+                    op.op,
+                    op.phase,
+                    100.0 * before,
+                    100.0 * after
+                )?;
+            }
         }
         for (name, before, after) in &self.memory {
             writeln!(

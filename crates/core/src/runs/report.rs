@@ -308,6 +308,7 @@ pub fn html(run: &Run) -> String {
                 time_text
             )
         );
+        page.push_str(&roofline_section(&run.ops, &run.work));
         page.push_str(&op_table(&run.ops));
     }
 
@@ -379,10 +380,204 @@ pub fn html(run: &Run) -> String {
     page
 }
 
+/// A rate with an SI prefix: `12.3 GFLOP/s`.
+fn rate_text(per_s: f64, unit: &str) -> String {
+    let (value, prefix) = [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")]
+        .into_iter()
+        .find(|(scale, _)| per_s >= *scale)
+        .map_or((per_s, ""), |(scale, prefix)| (per_s / scale, prefix));
+    format!("{value:.1} {prefix}{unit}")
+}
+
+/// The roofline: what was counted, the peaks, and a log-log chart of the ops placed by their
+/// intensity and achieved FLOP/s, sized by their time, under the two roofs; empty when the run
+/// counted no work.
+fn roofline_section(rows: &[OpRow], work: &Value) -> String {
+    if !work.is_object() {
+        return String::new();
+    }
+    let mut out = String::from("<h2>Roofline</h2><p id=\"work\">");
+    let _ = write!(
+        out,
+        "Work counted for {:.1}% of op time",
+        work["counted_percent"].as_f64().unwrap_or(0.0)
+    );
+    let unknown: Vec<&str> = work["unknown_ops"]
+        .as_array()
+        .map(|ops| ops.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    if !unknown.is_empty() {
+        let _ = write!(
+            out,
+            "; no formula for {} ({:.1}%)",
+            escape(&unknown.join(", ")),
+            work["unknown_percent"].as_f64().unwrap_or(0.0)
+        );
+    }
+    out.push_str(".</p>");
+    let peaks = (
+        work["peaks"]["flops_per_s"].as_f64(),
+        work["peaks"]["bytes_per_s"].as_f64(),
+    );
+    if let (Some(flops), Some(bytes)) = peaks {
+        let how = match work["calibration"].as_object() {
+            Some(calibration) => format!(
+                "measured: {}; {}",
+                calibration["arithmetic"].as_str().unwrap_or("?"),
+                calibration["bandwidth"].as_str().unwrap_or("?")
+            ),
+            None => "given in the configuration".to_owned(),
+        };
+        let _ = write!(
+            out,
+            "<p id=\"peaks\">Roofs: {} and {} ({}).</p>",
+            rate_text(flops, "FLOP/s"),
+            rate_text(bytes, "B/s"),
+            escape(&how)
+        );
+    }
+    if work["host_times_are_launches"] == true {
+        out.push_str(
+            "<p id=\"launches\">No FLOP/s from these host times: on this asynchronous backend \
+             an op's host time is its launch, and the wait lands in <code>sync</code>. Device \
+             time or per-op sync gives each op its own time.</p>",
+        );
+    }
+    let placed: Vec<(&OpRow, &super::RooflineRow)> = rows
+        .iter()
+        .filter_map(|row| Some((row, row.roofline.as_ref()?)))
+        .filter(|(_, point)| point.intensity > 0.0 && point.flops_per_s > 0.0)
+        .collect();
+    if placed.is_empty() {
+        out.push_str("<p>No op has both FLOPs and a time of its own to place.</p>");
+        return out;
+    }
+    let own_ns = |row: &OpRow, point: &super::RooflineRow| match point.time.as_str() {
+        "device" => row.device_total_ns.unwrap_or(0),
+        _ => row.total_ns,
+    };
+    let longest = placed
+        .iter()
+        .map(|(row, point)| own_ns(row, point))
+        .max()
+        .unwrap_or(1)
+        .max(1);
+    // The axes, in decades around the points and the ridge.
+    let mut xs: Vec<f64> = placed.iter().map(|(_, p)| p.intensity).collect();
+    let mut ys: Vec<f64> = placed.iter().map(|(_, p)| p.flops_per_s).collect();
+    if let (Some(flops), Some(bytes)) = peaks {
+        xs.push(flops / bytes);
+        ys.push(flops);
+    }
+    let decade = |values: &[f64], up: bool| {
+        let extreme = values.iter().copied().fold(
+            if up { f64::MIN } else { f64::MAX },
+            if up { f64::max } else { f64::min },
+        );
+        if up {
+            extreme.log10().ceil()
+        } else {
+            extreme.log10().floor()
+        }
+    };
+    let (x0, x1) = (
+        decade(&xs, false),
+        decade(&xs, true).max(decade(&xs, false) + 1.0),
+    );
+    let (y0, y1) = (
+        decade(&ys, false),
+        decade(&ys, true).max(decade(&ys, false) + 1.0),
+    );
+    let (width, height, left, bottom) = (760.0, 380.0, 70.0, 40.0);
+    let px = |x: f64| left + (x.log10() - x0) / (x1 - x0) * (width - left - 20.0);
+    let py = |y: f64| height - bottom - (y.log10() - y0) / (y1 - y0) * (height - bottom - 20.0);
+    let mut svg = format!(
+        "<svg id=\"roofline\" class=\"chart\" width=\"{width}\" height=\"{height}\" role=\"img\">"
+    );
+    for k in x0 as i32..=x1 as i32 {
+        let x = px(10f64.powi(k));
+        let _ = write!(
+            svg,
+            "<line x1=\"{x:.1}\" y1=\"20\" x2=\"{x:.1}\" y2=\"{:.1}\" stroke=\"#eee\"/>\
+             <text x=\"{x:.1}\" y=\"{:.1}\" text-anchor=\"middle\">1e{k}</text>",
+            height - bottom,
+            height - bottom + 14.0
+        );
+    }
+    for k in y0 as i32..=y1 as i32 {
+        let y = py(10f64.powi(k));
+        let _ = write!(
+            svg,
+            "<line x1=\"{left}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" stroke=\"#eee\"/>\
+             <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
+            width - 20.0,
+            left - 4.0,
+            y + 4.0,
+            escape(&rate_text(10f64.powi(k), ""))
+        );
+    }
+    let _ = write!(
+        svg,
+        "<text x=\"{:.1}\" y=\"{height}\" dy=\"-4\" text-anchor=\"middle\">FLOPs per byte</text>\
+         <text x=\"12\" y=\"14\">FLOP/s</text>",
+        (left + width) / 2.0
+    );
+    if let (Some(flops), Some(bytes)) = peaks {
+        let ridge = flops / bytes;
+        let start = 10f64.powf(x0);
+        let _ = write!(
+            svg,
+            "<polyline id=\"roofs\" fill=\"none\" stroke=\"#333\" stroke-width=\"2\" points=\"{:.1},{:.1} {:.1},{:.1} {:.1},{:.1}\"/>",
+            px(start),
+            py((start * bytes).max(10f64.powf(y0))),
+            px(ridge),
+            py(flops),
+            px(10f64.powf(x1)),
+            py(flops)
+        );
+    }
+    for (row, point) in &placed {
+        let share = own_ns(row, point) as f64 / longest as f64;
+        let colour = match point.limit.as_deref() {
+            Some("compute") => "#c0504d",
+            Some("memory") => "#4a7fb5",
+            _ => "#888",
+        };
+        let mut title = format!(
+            "{} ({}): {} at {:.2} FLOP/B over {} time {}",
+            row.op,
+            row.phase,
+            rate_text(point.flops_per_s, "FLOP/s"),
+            point.intensity,
+            point.time,
+            time_text(own_ns(row, point) as f64)
+        );
+        if let (Some(share), Some(limit)) = (point.share, &point.limit) {
+            let _ = write!(
+                title,
+                ", {:.1}% of the roofline, {limit}-bound",
+                100.0 * share
+            );
+        }
+        let _ = write!(
+            svg,
+            "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"{:.1}\" fill=\"{colour}\" fill-opacity=\"0.6\"><title>{}</title></circle>",
+            px(point.intensity),
+            py(point.flops_per_s),
+            3.0 + 12.0 * share.sqrt(),
+            escape(&title)
+        );
+    }
+    svg.push_str("</svg>");
+    out.push_str(&svg);
+    out
+}
+
 /// The op table: every row of `ops.json`, a phase filter above it.
 fn op_table(rows: &[OpRow]) -> String {
     let device = rows.iter().any(|r| r.device_total_ns.is_some());
     let memory = rows.iter().any(|r| r.alloc_bytes.is_some());
+    let roofline = rows.iter().any(|r| r.roofline.is_some());
     let mut phases: Vec<&str> = rows.iter().map(|r| r.phase.as_str()).collect();
     phases.sort_unstable();
     phases.dedup();
@@ -398,6 +593,11 @@ fn op_table(rows: &[OpRow]) -> String {
     }
     if memory {
         out.push_str("<th>alloc</th><th>peak</th>");
+    }
+    if roofline {
+        out.push_str(
+            "<th>FLOP/s</th><th>FLOP/B</th><th>roofline %</th><th class=\"name\">limit</th>",
+        );
     }
     out.push_str("</tr></thead><tbody>");
     for row in rows {
@@ -427,6 +627,31 @@ fn op_table(rows: &[OpRow]) -> String {
             for bytes in [row.alloc_bytes, row.peak_bytes] {
                 let bytes = bytes.unwrap_or(0);
                 let _ = write!(out, "<td data-v=\"{bytes}\">{}</td>", bytes_text(bytes));
+            }
+        }
+        if roofline {
+            match &row.roofline {
+                Some(point) => {
+                    let _ = write!(
+                        out,
+                        "<td data-v=\"{}\">{}</td><td data-v=\"{}\">{:.2}</td>",
+                        point.flops_per_s,
+                        rate_text(point.flops_per_s, ""),
+                        point.intensity,
+                        point.intensity
+                    );
+                    let share = point.share.map(|s| 100.0 * s);
+                    let _ = write!(
+                        out,
+                        "<td data-v=\"{}\">{}</td><td class=\"name\" data-v=\"{limit}\">{limit}</td>",
+                        share.unwrap_or(-1.0),
+                        share.map_or_else(|| "-".to_owned(), |s| format!("{s:.1}%")),
+                        limit = escape(point.limit.as_deref().unwrap_or("-"))
+                    );
+                }
+                None => out.push_str(
+                    "<td data-v=\"-1\">-</td><td data-v=\"-1\">-</td><td data-v=\"-1\">-</td><td class=\"name\" data-v=\"-\">-</td>",
+                ),
             }
         }
         out.push_str("</tr>");
