@@ -167,3 +167,42 @@ fn errors_name_the_key_the_line_or_the_file() {
         Err(ConfigError::Read { .. }) | Err(ConfigError::Extension(_))
     ));
 }
+
+#[test]
+fn the_roofline_example_configuration_is_the_profile_preset_with_the_roofline_measured() {
+    let file = RuntimeConfig::from_file("examples/roofline.toml").unwrap();
+    let mut expected = RuntimeConfig::preset(Preset::Profile);
+    expected.stats.device_time = false;
+    expected.roofline.calibrate = true;
+    expected.roofline.in_table = true;
+    assert_eq!(file, expected);
+}
+
+#[test]
+fn roofline_keys_that_cannot_go_together_are_refused_by_name() {
+    let refused = |toml: &str| RuntimeConfig::from_toml_str(toml).unwrap_err().to_string();
+    assert_eq!(
+        refused("[roofline]\ncounts = true"),
+        "invalid configuration: `roofline.counts` needs `stats.enabled = true`: an op's work is columns of the op table"
+    );
+    assert_eq!(
+        refused("[stats]\nenabled = true\n[roofline]\ncounts = true\npeak_tflops = 1.0"),
+        "invalid configuration: `roofline.peak_tflops` goes with `roofline.peak_gbps`: a roofline has both roofs"
+    );
+    assert_eq!(
+        refused(
+            "[stats]\nenabled = true\n[roofline]\ncounts = true\npeak_tflops = -1.0\npeak_gbps = 5.0"
+        ),
+        "invalid configuration: `roofline.peak_tflops` must be a positive number"
+    );
+    assert_eq!(
+        refused("[stats]\nenabled = true\n[roofline]\ncalibrate = true"),
+        "invalid configuration: `roofline.calibrate` needs `roofline.counts = true`: the roofline places each op by its counts"
+    );
+    assert_eq!(
+        refused(
+            "[stats]\nenabled = true\n[roofline]\ncounts = true\ncalibrate = true\npeak_tflops = 1.0\npeak_gbps = 5.0"
+        ),
+        "invalid configuration: `roofline.calibrate` measures what `roofline.peak_tflops` and `peak_gbps` give: set one or the other"
+    );
+}
