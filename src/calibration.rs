@@ -41,14 +41,20 @@ pub(crate) fn calibrate<B: Backend>(device: &B::Device) -> Result<Calibration, S
                 let x = Tensor::<B, 1>::ones([len], device);
                 let elem = x.dtype().size() as u64;
                 let what = format!(
-                    "add_scalar over {} MiB of {}, read and written",
+                    "add_scalar over {} MiB of {}, read and written in place",
                     (len as u64 * elem) >> 20,
                     dtype_name(&x)
                 );
+                // Each run takes the last one's result, its only handle: the op can work in
+                // place, so the run reads and writes the tensor rather than allocating another.
+                let mut held = Some(x);
                 let run = move || {
-                    let sum = x.clone().add_scalar(1.0);
+                    let x = held
+                        .take()
+                        .ok_or_else(|| "the tensor was lost in an earlier run".to_owned())?;
+                    let sum = x.add_scalar(1.0);
                     let synced = sync();
-                    drop(sum);
+                    held = Some(sum);
                     synced
                 };
                 Some((

@@ -24,6 +24,7 @@ use std::mem::ManuallyDrop;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::time::Duration;
 
+use burn_backend::ops::{MaxPool1dWithIndices, MaxPool2dWithIndices};
 use burn_backend::{Backend, TensorMetadata};
 use burn_profiled_core::shape::Shape;
 use burn_profiled_core::work::{TensorArg, Work};
@@ -236,7 +237,8 @@ fn work_tensors(args: Vec<Arg>) -> Option<(Vec<TensorArg>, Option<Shape>)> {
 }
 
 /// Collects an op's arguments: `(&&&ArgOf(&arg)).collect_arg(&mut v)` finds [`TensorArgOf`] for
-/// tensors, [`WindowArgOf`] for `[usize; N]`, and falls back to [`NoArg`] for everything else.
+/// tensors, [`WindowArgOf`] for `[usize; N]` and pooling's outputs with indices, and falls back
+/// to [`NoArg`] for everything else.
 pub(crate) struct ArgOf<'a, T>(pub(crate) &'a T);
 
 pub(crate) trait TensorArgOf {
@@ -249,6 +251,7 @@ impl<T: TensorMetadata> TensorArgOf for &&ArgOf<'_, T> {
     }
 }
 
+/// The second level: windows, and the ops' outputs that hold a tensor in a struct.
 pub(crate) trait WindowArgOf {
     fn collect_arg(&self, args: &mut Vec<Arg>);
 }
@@ -256,6 +259,18 @@ pub(crate) trait WindowArgOf {
 impl<const N: usize> WindowArgOf for &ArgOf<'_, [usize; N]> {
     fn collect_arg(&self, args: &mut Vec<Arg>) {
         args.push(Arg::Window(Shape::from(self.0.as_slice())));
+    }
+}
+
+impl<B: Backend> WindowArgOf for &ArgOf<'_, MaxPool2dWithIndices<B>> {
+    fn collect_arg(&self, args: &mut Vec<Arg>) {
+        args.push(Arg::tensor(&self.0.output));
+    }
+}
+
+impl<B: Backend> WindowArgOf for &ArgOf<'_, MaxPool1dWithIndices<B>> {
+    fn collect_arg(&self, args: &mut Vec<Arg>) {
+        args.push(Arg::tensor(&self.0.output));
     }
 }
 
