@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::diff::{BeforeAfter, Diff, OpChange};
 use super::{OpRow, Run, noise, time_text};
-use crate::units::bytes_text;
+use crate::units::{bytes_text, rate_text};
 
 /// `text` safe inside HTML text and attribute values.
 pub fn escape(text: &str) -> String {
@@ -378,15 +378,6 @@ pub fn html(run: &Run) -> String {
         escape(&serde_json::to_string_pretty(&summary["config"]).unwrap_or_default())
     );
     page
-}
-
-/// A rate with an SI prefix: `12.3 GFLOP/s`.
-fn rate_text(per_s: f64, unit: &str) -> String {
-    let (value, prefix) = [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")]
-        .into_iter()
-        .find(|(scale, _)| per_s >= *scale)
-        .map_or((per_s, ""), |(scale, prefix)| (per_s / scale, prefix));
-    format!("{value:.1} {prefix}{unit}")
 }
 
 /// The roofline: what was counted, the peaks, and a log-log chart of the ops placed by their

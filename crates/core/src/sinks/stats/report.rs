@@ -9,6 +9,7 @@ use std::time::Duration;
 use crate::shape::Shape;
 #[doc(hidden)]
 pub use crate::units::bytes_text;
+use crate::units::rate_text;
 use serde::Serialize;
 
 use super::memory::{device_name, host_was_untracked};
@@ -635,15 +636,6 @@ fn coverage_text(coverage: &WorkCoverage) -> String {
         );
     }
     text
-}
-
-/// A rate as FLOP/s with an SI prefix: `12.3 GFLOP/s`.
-fn rate_text(per_s: f64, unit: &str) -> String {
-    let (value, prefix) = [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")]
-        .into_iter()
-        .find(|(scale, _)| per_s >= *scale)
-        .map_or((per_s, ""), |(scale, prefix)| (per_s / scale, prefix));
-    format!("{value:.1} {prefix}{unit}")
 }
 
 /// A time as `torch.profiler` prints it: `12.345us`, `1.234ms`, `2.000s`.
