@@ -97,7 +97,7 @@ impl Session {
             device: sync.devices().to_owned(),
             asynchronous: runs_asynchronously(&B::name(device)),
         };
-        let config = recorder::calibrated(config, || crate::calibration::calibrate::<B>(device));
+        recorder::calibrate(&config, || crate::calibration::calibrate::<B>(device));
         let recorder = RunRecorder::start(config, identity, sync.into(), out_dir.into());
         Session {
             recorder,

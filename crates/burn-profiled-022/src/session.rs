@@ -94,7 +94,7 @@ impl Session {
         }
         let live = Live;
         // Before any observer: the calibration's ops are not the run's.
-        let config = recorder::calibrated(config, || crate::calibration::calibrate(device));
+        recorder::calibrate(&config, || crate::calibration::calibrate(device));
         let name = format!("{device:?}");
         let sync_device = device.clone();
         let sync = DeviceSync::custom(name.clone(), move || {

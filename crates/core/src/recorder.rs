@@ -257,7 +257,8 @@ impl RunRecorder {
         probe::set_op_ranges(config.nvtx.op_ranges);
 
         if config.stats.enabled {
-            // This run's rows only: a session before it in this process kept its own.
+            // This run's rows only: a session before it in this process kept its own. The peaks
+            // are those measured, else those given.
             stats::reset();
             stats::start(stats::StatsConfig {
                 by_shapes: config.stats.by_shapes,
@@ -552,33 +553,21 @@ fn launch_observer_line(kernels: u64, summary: &DeviceTimeSummary) -> String {
 /// What a session whose config asks for op ranges says at its start when nothing takes
 /// them (no NVTX tool attached, or the `nvtx` feature off): that they go nowhere, how to see
 /// them, and that the rest of the session needs no tool.
-/// `config` with the roofline's peaks measured by `measure` when it asks for a calibration
-/// (`[roofline] calibrate`): said on stderr with what was measured, and kept for `ops.json`;
-/// where the measurement fails, said with why, and the run goes on without a roofline.
-/// Called by an edition before [`RunRecorder::start`], on its backend and device.
+/// Measures the roofline's peaks with `measure` when `config` asks for a calibration
+/// (`[roofline] calibrate`): said on stderr with what was measured, and kept for the run's
+/// statistics and `ops.json`; where the measurement fails, said with why, and the run goes on
+/// without a roofline. Called by an edition before [`RunRecorder::start`], on its backend and
+/// device.
 #[doc(hidden)]
-pub fn calibrated(
-    mut config: RuntimeConfig,
-    measure: impl FnOnce() -> Result<Calibration, String>,
-) -> RuntimeConfig {
-    if !config.roofline.calibrate {
-        stats::set_calibration(None);
-        return config;
+pub fn calibrate(config: &RuntimeConfig, measure: impl FnOnce() -> Result<Calibration, String>) {
+    let measured = config.roofline.calibrate.then(measure);
+    if let Some(measured) = &measured {
+        eprintln!("{}", calibration_line(measured));
     }
-    let measured = measure();
-    eprintln!("{}", calibration_line(&measured));
-    match measured {
-        Ok(calibration) => {
-            config.roofline.peak_tflops = Some(calibration.peaks.flops_per_s / 1e12);
-            config.roofline.peak_gbps = Some(calibration.peaks.bytes_per_s / 1e9);
-            stats::set_calibration(Some(calibration));
-        }
-        Err(_) => stats::set_calibration(None),
-    }
-    config
+    stats::set_calibration(measured.and_then(Result::ok));
 }
 
-/// What [`calibrated`] says of a calibration: what it measured, or why it was skipped.
+/// What [`calibrate`] says of a calibration: what it measured, or why it was skipped.
 fn calibration_line(measured: &Result<Calibration, String>) -> String {
     match measured {
         Ok(calibration) => format!("burn-profiled: {}", calibration.summary()),
@@ -622,7 +611,7 @@ mod no_nvtx_tool_note_tests {
 
 #[cfg(test)]
 mod calibration_tests {
-    use super::{calibrated, calibration_line};
+    use super::{calibrate, calibration_line};
     use crate::config::RuntimeConfig;
     use crate::roofline::{Calibration, Workload};
 
@@ -636,6 +625,10 @@ mod calibration_tests {
 
     #[test]
     fn a_calibration_that_ran_gives_the_peaks_and_says_what_it_measured() {
+        // The calibration a run keeps is the process's.
+        let _serial = crate::sinks::TEST_SERIAL
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
         let workload = |what: &str, amount| Workload {
             what: what.to_owned(),
             amount,
@@ -659,22 +652,17 @@ mod calibration_tests {
             line.contains(" GFLOP/s (matmul 4x4 f32, best of 3 runs: "),
             "{line}"
         );
-        let config = calibrated(calibrating(), || Ok(measured.clone()));
-        let peaks = config.roofline.peaks().unwrap();
-        let close = |a: f64, b: f64| (a - b).abs() <= 1e-12 * b;
-        assert!(
-            close(peaks.flops_per_s, measured.peaks.flops_per_s),
-            "{peaks:?}"
-        );
-        assert!(
-            close(peaks.bytes_per_s, measured.peaks.bytes_per_s),
-            "{peaks:?}"
-        );
+        calibrate(&calibrating(), || Ok(measured.clone()));
+        assert_eq!(crate::stats::calibrated_peaks(), Some(measured.peaks));
         crate::stats::set_calibration(None);
     }
 
     #[test]
     fn a_calibration_that_cannot_run_is_skipped_with_why_and_no_peaks() {
+        // The calibration a run keeps is the process's.
+        let _serial = crate::sinks::TEST_SERIAL
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
         let failed = Calibration::measure(
             |_| {
                 Some((
@@ -694,8 +682,8 @@ mod calibration_tests {
              counts and rates, without a share of the roofline (give `[roofline] peak_tflops` \
              and `peak_gbps` instead)"
         );
-        let config = calibrated(calibrating(), || failed.clone());
-        assert_eq!(config.roofline.peaks(), None);
+        calibrate(&calibrating(), || failed.clone());
+        assert_eq!(crate::stats::calibrated_peaks(), None);
         let nothing = Calibration::measure(
             |_| None::<(Workload, fn() -> Result<(), String>)>,
             |_| None::<(Workload, fn() -> Result<(), String>)>,

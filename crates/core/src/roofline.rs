@@ -110,6 +110,11 @@ pub struct Workload {
     pub amount: u64,
 }
 
+/// The matmuls' sides a calibration tries, up to 8192² (1.1 TFLOP: long enough on any GPU).
+const MATMUL_SIDES: [usize; 5] = [512, 1024, 2048, 4096, 8192];
+/// The elementwise op's element counts, 16 MiB to 1 GiB of f32.
+const ELEMENTS: [usize; 4] = [1 << 22, 1 << 24, 1 << 26, 1 << 28];
+
 /// Runs of one run of a calibration workload: at least this long each, or the largest size.
 const LONG_ENOUGH: std::time::Duration = std::time::Duration::from_millis(20);
 /// Timed runs at the chosen size; the best counts.
@@ -138,6 +143,51 @@ impl Calibration {
             },
             arithmetic,
             bandwidth,
+        })
+    }
+
+    /// Measures both peaks through an edition's tensors: `matmul(n)` prepares a square matmul
+    /// of side `n` and returns its dtype's name with a function that runs it once, synced;
+    /// `add_in_place(len)` prepares a tensor of `len` elements and returns its dtype's name, its
+    /// element size and a function that adds a scalar to it in place (each run takes the last
+    /// one's result, its only handle), synced. Sizes grow as [`measure`](Self::measure) says;
+    /// a panic of the backend is an error that says so.
+    pub fn through<Matmul, Add>(
+        mut matmul: impl FnMut(usize) -> (String, Matmul),
+        mut add_in_place: impl FnMut(usize) -> (String, u64, Add),
+    ) -> Result<Calibration, String>
+    where
+        Matmul: FnMut() -> Result<(), String>,
+        Add: FnMut() -> Result<(), String>,
+    {
+        let measured = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            Calibration::measure(
+                |step| {
+                    let n = *MATMUL_SIDES.get(step)?;
+                    let (dtype, run) = matmul(n);
+                    let what = format!("matmul {n}x{n} {dtype}");
+                    let amount = 2 * (n as u64).pow(3);
+                    Some((Workload { what, amount }, run))
+                },
+                |step| {
+                    let len = *ELEMENTS.get(step)? as u64;
+                    let (dtype, elem_bytes, run) = add_in_place(len as usize);
+                    let what = format!(
+                        "add_scalar over {} MiB of {dtype}, read and written in place",
+                        (len * elem_bytes) >> 20
+                    );
+                    let amount = 2 * len * elem_bytes;
+                    Some((Workload { what, amount }, run))
+                },
+            )
+        }));
+        measured.unwrap_or_else(|panic| {
+            let message = panic
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| panic.downcast_ref::<&str>().copied())
+                .unwrap_or("a panic");
+            Err(format!("the backend panicked: {message}"))
         })
     }
 

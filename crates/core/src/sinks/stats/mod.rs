@@ -251,7 +251,7 @@ pub fn set_calibration(calibration: Option<Calibration>) {
     *CALIBRATION.lock().unwrap_or_else(PoisonError::into_inner) = calibration;
 }
 
-/// The peaks a calibration measured, exactly (the configuration keeps them in TFLOP/s and GB/s).
+/// The peaks a calibration measured, when this run has one: the roofline's, over the config's.
 #[doc(hidden)]
 pub fn calibrated_peaks() -> Option<Peaks> {
     calibration().map(|calibration| calibration.peaks)
