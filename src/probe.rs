@@ -157,6 +157,16 @@ impl<B: Backend> OpGuard<B> {
         }
     }
 
+    /// Gives the op's work as `count` says, in place of counting it from its arguments, when its
+    /// work is counted: a fused block's, from the ops it fused.
+    pub(crate) fn counted_work(&mut self, count: impl FnOnce() -> Work) {
+        if let Some(active) = self.active.as_mut()
+            && active.work_args.is_some()
+        {
+            active.counted = Some(count());
+        }
+    }
+
     /// The guard of an op that ran with everything off.
     #[inline(always)]
     pub(crate) fn off() -> Self {
@@ -305,6 +315,9 @@ struct ActiveOp<B: Backend> {
     /// returned.
     work_args: Option<Vec<Arg>>,
     outputs: Vec<Arg>,
+    /// Its work counted by the caller (a fused block's, from its ops), in place of
+    /// `work_args`'.
+    counted: Option<Work>,
     /// The op's id for device time, when that was on.
     device_op: Option<u64>,
     /// The launch thread the op's range (and device-time tag) went to, when the op ran
@@ -638,6 +651,7 @@ fn start<B: Backend>(
         shapes,
         work_args,
         outputs: Vec::new(),
+        counted: None,
         device_op,
         queued_on,
         queuing,
@@ -699,7 +713,11 @@ fn finish<B: Backend>(mut active: ActiveOp<B>) {
             );
         }
         if active.flags & STATS != 0 {
+            let counted = active.counted.take();
             let work = active.work_args.take().map(|inputs| {
+                if let Some(counted) = counted {
+                    return counted;
+                }
                 let outputs = std::mem::take(&mut active.outputs);
                 match (work_tensors(inputs), work_tensors(outputs)) {
                     (Some((inputs, window)), Some((outputs, _))) => {

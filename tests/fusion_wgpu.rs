@@ -288,6 +288,46 @@ fn in_phases(rows: &[stats::Row], keep: impl Fn(&str) -> bool) -> Vec<String> {
     kept
 }
 
+/// A block counts its ops' work from the tensors of its run: a matmul and the elementwise ops
+/// after it give their FLOPs whether fusion runs them in one block or several.
+#[test]
+fn fused_blocks_count_the_work_of_their_ops() {
+    let _serial = serial();
+    let device = WgpuDevice::default();
+    stats::start(StatsConfig {
+        work: true,
+        ..StatsConfig::default()
+    });
+    let x = Tensor::<fused::Wgpu, 2>::ones([8, 8], &device);
+    let y = x.clone().matmul(x).exp().mul_scalar(0.5).add_scalar(1.0);
+    let _ = y.into_data();
+    stats::stop();
+    let rows = stats::snapshot().rows(GroupBy::Op);
+    stats::reset();
+
+    let counted: u64 = rows.iter().filter_map(|row| row.flops.flatten()).sum();
+    assert_eq!(
+        counted,
+        2 * 8 * 8 * 8 + 3 * 8 * 8,
+        "every block's FLOPs, summed over its ops: {rows:#?}"
+    );
+    let unknown: Vec<&str> = rows
+        .iter()
+        .filter(|row| row.flops == Some(None))
+        .map(|row| row.op.as_str())
+        .collect();
+    assert_eq!(unknown, Vec::<&str>::new(), "every op has a count");
+    let block = rows
+        .iter()
+        .find(|row| row.op == "fused elementwise[exp, mul_scalar, add_scalar]")
+        .expect("the ops after the matmul are one block");
+    assert_eq!(
+        block.bytes,
+        Some(Some(2 * 8 * 8 * 4)),
+        "the block reads x and writes its result; its intermediates stay in registers: {rows:#?}"
+    );
+}
+
 /// A forward's last ops run when the next phase's first ops (or its read) flush them: the
 /// block still belongs to the phase its ops were registered in.
 #[test]

@@ -129,14 +129,14 @@ impl<R: CubeRuntime> Optimization<ProfiledCubeRuntime<R>> for FusedBlock<R> {
         phase::inheriting(registered_in, || {
             let device = self.device.clone();
             let io = &self.io;
-            // Element sizes are not known here: a block's work is not counted.
             let args = || {
                 io.shapes(context)
                     .into_iter()
                     .map(|shape| probe::Arg::Tensor(shape, None))
                     .collect()
             };
-            let _op = probe::op::<SyncBackend<R>>(self.op, flags, || Some(device), args);
+            let mut op = probe::op::<SyncBackend<R>>(self.op, flags, || Some(device), args);
+            op.counted_work(|| io.work(context));
             self.run(context, execution);
         });
     }

@@ -1,9 +1,11 @@
 //! What a fused block is made of: the ops a fuser took, and the block's reads and first and
-//! last writes in the fuser's relative ids.
+//! last writes in the fuser's relative ids; its work from the tensors these ids stand for in a
+//! run.
 
 use burn_fusion::stream::Context;
 use burn_ir::TensorId;
 use burn_profiled_core::shape::Shape;
+use burn_profiled_core::work::{self, BlockOp, TensorArg, Work};
 use serde::{Deserialize, Serialize};
 
 /// At most this many input shapes key a block's statistics by shapes.
@@ -30,6 +32,17 @@ pub(super) struct BlockIo {
     /// of older versions).
     #[serde(default)]
     pub(super) last_write: Option<TensorId>,
+    /// Each op's inputs and outputs, for the block's work (none in the states of older
+    /// versions: their work is unknown).
+    #[serde(default)]
+    tensors: Vec<OpTensors>,
+}
+
+/// One fused op's tensors, in relative ids.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct OpTensors {
+    inputs: Vec<TensorId>,
+    outputs: Vec<TensorId>,
 }
 
 impl BlockIo {
@@ -48,7 +61,50 @@ impl BlockIo {
             reads,
             first_write: fused.iter().find_map(|op| op.outputs.first().copied()),
             last_write: fused.iter().rev().find_map(|op| op.outputs.last().copied()),
+            tensors: fused
+                .iter()
+                .map(|op| OpTensors {
+                    inputs: op.inputs.clone(),
+                    outputs: op.outputs.clone(),
+                })
+                .collect(),
         }
+    }
+
+    /// The block's work in the run whose tensors `context` holds: the sum of its ops' FLOPs and
+    /// the bytes it moves ([`work::of_block`]); unknown where a tensor is not in the context or
+    /// has no byte size. CubeCL's fusers take no pooling op, so no op has a window.
+    pub(super) fn work<H>(&self, context: &Context<H>) -> Work {
+        if self.tensors.len() != self.ops.len() {
+            return Work::default();
+        }
+        let args = |ids: &[TensorId]| -> Option<Vec<(u64, TensorArg)>> {
+            ids.iter()
+                .map(|id| {
+                    let tensor = context.tensors.get(id)?;
+                    Some((
+                        id.value(),
+                        TensorArg {
+                            shape: Shape::from(tensor.shape.as_slice()),
+                            elem_bytes: u32::try_from(tensor.dtype.size()).ok()?,
+                        },
+                    ))
+                })
+                .collect()
+        };
+        let mut block = Vec::with_capacity(self.ops.len());
+        for (name, op) in self.ops.iter().zip(&self.tensors) {
+            let (Some(inputs), Some(outputs)) = (args(&op.inputs), args(&op.outputs)) else {
+                return Work::default();
+            };
+            block.push(BlockOp {
+                name,
+                inputs,
+                outputs,
+                window: None,
+            });
+        }
+        work::of_block(&block)
     }
 
     pub(super) fn shapes<H>(&self, context: &Context<H>) -> Vec<Shape> {
