@@ -682,8 +682,25 @@ fn ops_placed_on_the_roofline_in_both_runs_show_their_share_before_and_after() {
         ),
         "{stdout}"
     );
+    let page = root.path().join("diff.html");
+    diff(&before, &after, &["--html", page.to_str().unwrap()]);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("<th>roofline % before</th><th>roofline % after</th>"),
+        "{html}"
+    );
+    assert!(
+        html.contains("<td>0.50x</td><td>12.5%</td><td>25.0%</td></tr>"),
+        "the matmul's row: {html}"
+    );
     // A run of format 1 has no shares: nothing to say.
     write_run(&before, &steps(10.0), &[("float_matmul", "forward", 160.0)]);
     let (stdout, _) = text(&diff(&before, &after, &[]));
     assert!(!stdout.contains("share of the roofline"), "{stdout}");
+    diff(&before, &after, &["--html", page.to_str().unwrap()]);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("<td>0.50x</td><td>-</td><td>25.0%</td></tr>"),
+        "a side without a share says so: {html}"
+    );
 }

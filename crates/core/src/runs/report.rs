@@ -716,6 +716,7 @@ pub fn diff_html(diff: &Diff, before: &[Run], after: &[Run]) -> String {
             &host,
             OpChange::host,
             !diff.one_run_a_side(),
+            true,
         ));
         let device = diff.device_ops();
         if !device.is_empty() {
@@ -724,6 +725,7 @@ pub fn diff_html(diff: &Diff, before: &[Run], after: &[Run]) -> String {
                 "Ops, device time per step",
                 &device,
                 OpChange::device,
+                false,
                 false,
             ));
         }
@@ -744,28 +746,49 @@ pub fn diff_html(diff: &Diff, before: &[Run], after: &[Run]) -> String {
 }
 
 /// The table `id` of the diff's `ops` under the heading `title`: per op and phase, `time`
-/// before and after, its change and ratio, and (`judged`) whether that is beyond the noise
-/// between runs.
+/// before and after, its change and ratio, (`judged`) whether that is beyond the noise
+/// between runs, and (`shares`, where a side placed an op on the roofline) its share of the
+/// roofline before and after.
 fn diff_ops_table(
     id: &str,
     title: &str,
     ops: &[&OpChange],
     time: fn(&OpChange) -> BeforeAfter,
     judged: bool,
+    shares: bool,
 ) -> String {
+    let shares = shares
+        && ops
+            .iter()
+            .any(|op| op.before_share.is_some() || op.after_share.is_some());
     let mut table = format!(
-        "<h2>{title}</h2><table id=\"{id}\"><thead><tr><th class=\"name\">op</th><th class=\"name\">phase</th><th>before</th><th>after</th><th>change</th><th>ratio</th>{}</tr></thead><tbody>",
-        if judged { "<th>beyond noise</th>" } else { "" }
+        "<h2>{title}</h2><table id=\"{id}\"><thead><tr><th class=\"name\">op</th><th class=\"name\">phase</th><th>before</th><th>after</th><th>change</th><th>ratio</th>{}{}</tr></thead><tbody>",
+        if judged { "<th>beyond noise</th>" } else { "" },
+        if shares {
+            "<th>roofline % before</th><th>roofline % after</th>"
+        } else {
+            ""
+        }
     );
+    let share_text =
+        |share: Option<f64>| share.map_or_else(|| "-".to_owned(), |s| format!("{:.1}%", 100.0 * s));
     for op in ops {
         let [before, after, change, ratio] = time(op).texts();
         let beyond = match judged {
             true => format!("<td>{}</td>", op.beyond_noise_text().unwrap_or("-")),
             false => String::new(),
         };
+        let placed = match shares {
+            true => format!(
+                "<td>{}</td><td>{}</td>",
+                share_text(op.before_share),
+                share_text(op.after_share)
+            ),
+            false => String::new(),
+        };
         let _ = write!(
             table,
-            "<tr data-phase=\"{phase}\"><td class=\"name\">{}</td><td class=\"name\">{phase}</td><td>{before}</td><td>{after}</td><td>{change}</td><td>{ratio}</td>{beyond}</tr>",
+            "<tr data-phase=\"{phase}\"><td class=\"name\">{}</td><td class=\"name\">{phase}</td><td>{before}</td><td>{after}</td><td>{change}</td><td>{ratio}</td>{beyond}{placed}</tr>",
             escape(&op.op),
             phase = escape(&op.phase),
         );
