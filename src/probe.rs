@@ -159,6 +159,7 @@ impl<B: Backend> OpGuard<B> {
 
     /// Gives the op's work as `count` says, in place of counting it from its arguments, when its
     /// work is counted: a fused block's, from the ops it fused.
+    #[cfg(feature = "fusion")]
     pub(crate) fn counted_work(&mut self, count: impl FnOnce() -> Work) {
         if let Some(active) = self.active.as_mut()
             && active.work_args.is_some()
