@@ -14,7 +14,7 @@ use vision_step::Step;
 
 #[path = "workloads/interleaved.rs"]
 mod interleaved;
-use interleaved::{Variant, timed_with};
+use interleaved::{Variant, warm_variant};
 
 type B = Autodiff<Profiled<NdArray>>;
 
@@ -24,10 +24,7 @@ const WARM_UP_STEPS: usize = 3;
 /// A variant: its own warm step, with `statistics` switched on around each step.
 fn turn<'a>(name: &'a str, statistics: Option<stats::StatsConfig>) -> Variant<'a> {
     let mut step = Step::<B>::new(&Default::default());
-    for _ in 0..WARM_UP_STEPS {
-        step.run();
-    }
-    Variant::new(name, move || timed_with(statistics, false, || step.run()))
+    warm_variant(name, statistics, WARM_UP_STEPS, move || step.run())
 }
 
 fn interleaved_steps() {

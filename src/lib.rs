@@ -12,7 +12,8 @@
 //! | [`LaunchThread`] | where a backend launches its kernels (CubeCL's device thread): steps run there, so each op range contains its kernels |
 //! | [`nvtx`] | user ranges (with sync and order checks), marks, domains, registered handles, capture control, [`nvtx::Ranged`] sub-modules, thread names |
 //! | [`stopwatch`] | runtime per code section with warm-up, one-time measurements and CPU usage, in the original tool's report layout |
-//! | [`stats`] | per-op statistics, by op, phase or input shapes, as a `torch.profiler`-like table or JSON |
+//! | [`stats`] | per-op statistics, by op, phase, input shapes or call site, as a `torch.profiler`-like table or JSON |
+//! | [`call_sites`] | where in your code each op was called from (`[stats] call_sites`), for the op table by call site and the flame graph |
 //! | [`device_time`] | each op's kernels and their device time through CUPTI (feature `cupti`), in the op table |
 //! | [`trace`] | a Chrome trace-event timeline (Perfetto, `chrome://tracing`) of ops, ranges and measurements, in Kineto's conventions (PyTorch's trace tools, HTA, read it) |
 //! | [`host`] | CPU usage, resident memory and a memory guard |
@@ -93,7 +94,7 @@ pub use burn_profiled_core::trace;
 // What no Burn version changes lives in the core, shared with the other editions.
 #[doc(hidden)]
 pub use burn_profiled_core::cli_output;
-pub use burn_profiled_core::{config, host, memory, runs, stopwatch};
+pub use burn_profiled_core::{call_sites, config, host, memory, runs, stopwatch};
 
 #[cfg(test)]
 mod device_time_tests;

@@ -26,6 +26,7 @@ use std::time::Duration;
 
 use burn_backend::ops::{MaxPool1dWithIndices, MaxPool2dWithIndices};
 use burn_backend::{Backend, TensorMetadata};
+use burn_profiled_core::call_sites;
 use burn_profiled_core::shape::Shape;
 use burn_profiled_core::work::{TensorArg, Work};
 
@@ -319,6 +320,8 @@ struct ActiveOp<B: Backend> {
     /// Its work counted by the caller (a fused block's, from its ops), in place of
     /// `work_args`'.
     counted: Option<Work>,
+    /// Its call stack (`call_sites::capture`), 0 when not taken.
+    stack: u32,
     /// The op's id for device time, when that was on.
     device_op: Option<u64>,
     /// The launch thread the op's range (and device-time tag) went to, when the op ran
@@ -446,7 +449,7 @@ fn queued_end(task: QueuedTask) {
     {
         stats::record_memory(
             op,
-            (memory.phase, memory.device),
+            (memory.phase, memory.device, memory.stack),
             memory.shapes,
             device_memory(at_start, at_end),
         );
@@ -559,6 +562,8 @@ fn start<B: Backend>(
                 phase,
                 shapes: None,
                 device: device_id,
+                // Set when the op ends, with its shapes.
+                stack: 0,
             })
         }
         _ => None,
@@ -605,12 +610,17 @@ fn start<B: Backend>(
             resume_unwind(panic);
         }
     }
+    // Taken before the op's clock starts: the unwinding is the profiler's time, not the op's.
+    let stack = match flags & STATS {
+        0 => 0,
+        _ => call_sites::capture(),
+    };
     let started = (flags & (STATS | TRACE | DEVICE) != 0).then(clock::now);
     if let (Some(id), Some(started)) = (device_op, started) {
         device_time::op_started(
             id,
             op,
-            (phase::current(), device_id),
+            (phase::current(), device_id, stack),
             shapes.as_deref(),
             started,
         );
@@ -653,6 +663,7 @@ fn start<B: Backend>(
         work_args,
         outputs: Vec::new(),
         counted: None,
+        stack,
         device_op,
         queued_on,
         queuing,
@@ -731,7 +742,7 @@ fn finish<B: Backend>(mut active: ActiveOp<B>) {
                 active.op,
                 ended.saturating_sub(started),
                 active.shapes,
-                active.device_id,
+                (active.device_id, active.stack),
                 memory,
                 work,
             );
@@ -783,6 +794,7 @@ fn finish_memory<B: Backend>(
         MemoryAtStart::Queued(queued) => {
             let queued = QueuedMemory {
                 shapes: active.shapes.clone().map(Vec::into_boxed_slice),
+                stack: active.stack,
                 ..queued
             };
             return (Some(Box::new(queued)), None);

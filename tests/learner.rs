@@ -46,6 +46,8 @@ const EPOCHS: usize = 2;
 const ITEMS: usize = 8;
 const BATCH: usize = 2;
 const WARMUP: usize = 3;
+/// The train loader's worker threads (0: batches made on the training thread).
+static LOADER_WORKERS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 #[derive(Module, Debug)]
 pub struct Classifier<B: Backend> {
@@ -188,6 +190,7 @@ fn learn(dir: &Path, profiling: Option<&TrainProfiling>) -> (Vec<TensorData>, Ve
     };
     let train: Arc<dyn DataLoader<B, Batch<B>>> = DataLoaderBuilder::new(ItemBatcher)
         .batch_size(BATCH)
+        .num_workers(LOADER_WORKERS.load(std::sync::atomic::Ordering::Relaxed))
         .build(Items);
     let valid = DataLoaderBuilder::new(ItemBatcher)
         .batch_size(BATCH)
@@ -286,6 +289,17 @@ fn child() {
         let memory = summary.memory.expect("eval samples memory per step");
         assert_eq!(memory.steps, [0]);
         assert!(memory.host.rss_bytes[0] > 1 << 20);
+        return;
+    }
+    if mode == "loader_threads" {
+        // Batches made by two loader threads while the training thread trains.
+        LOADER_WORKERS.store(2, std::sync::atomic::Ordering::Relaxed);
+        let mut config = config(Preset::Train);
+        config.stats.enabled = true;
+        config.stats.call_sites = true;
+        let profiling = TrainProfiling::start::<B>(config, &device, &out);
+        learn(&out.join("learner"), Some(&profiling));
+        profiling.finish().unwrap();
         return;
     }
     if mode == "two_threads" {
@@ -396,9 +410,11 @@ fn each_preset_writes_exactly_its_artefacts() {
             ours(&[
                 "dumps",
                 "ops.json",
+                "ops_by_call_site.json",
                 "ops_by_shapes.json",
                 "report.html",
                 "run.json",
+                "stacks.folded",
                 "trace.json",
             ]),
         ),
@@ -419,6 +435,51 @@ fn each_preset_writes_exactly_its_artefacts() {
             );
         }
     }
+}
+
+#[test]
+fn ops_made_on_the_loaders_threads_have_their_call_sites_in_the_batcher() {
+    let (_dir, out) = run_child("loader_threads");
+    let sites: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("ops_by_call_site.json")).unwrap())
+            .unwrap();
+    let site_of = |op: &str| -> BTreeSet<String> {
+        sites["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|row| row["op"] == op)
+            .map(|row| row["call_site"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let batcher = site_of("float_from_data");
+    assert!(
+        !batcher.is_empty()
+            && batcher
+                .iter()
+                .all(|site| site.contains("batch (tests/learner.rs:")),
+        "the batch's inputs, made on a loader thread, come from the batcher: {batcher:?}"
+    );
+    let model = site_of("linear");
+    assert!(
+        !model.is_empty()
+            && model
+                .iter()
+                .all(|site| site.contains("classify (tests/learner.rs:")),
+        "the training thread's forward comes from the model's code: {model:?}"
+    );
+    let folded = std::fs::read_to_string(out.join("stacks.folded")).unwrap();
+    let from_data: Vec<&str> = folded
+        .lines()
+        .filter(|line| line.contains(";float_from_data "))
+        .collect();
+    assert!(
+        !from_data.is_empty()
+            && from_data
+                .iter()
+                .all(|line| !line.contains("classify") && line.contains("batch;float_from_data ")),
+        "on the loader's threads, the stacks are the loader's alone: {from_data:?}"
+    );
 }
 
 #[test]

@@ -47,7 +47,15 @@ fn allowed(node: &str) -> Option<Vec<&'static str>> {
         Some(
             CONTEXT
                 .into_iter()
-                .chain(["files", "formats", "shape", "units", "work", "roofline"])
+                .chain([
+                    "call_sites",
+                    "files",
+                    "formats",
+                    "shape",
+                    "units",
+                    "work",
+                    "roofline",
+                ])
                 .collect(),
         )
     } else if node == "probe" {
@@ -55,7 +63,7 @@ fn allowed(node: &str) -> Option<Vec<&'static str>> {
             CONTEXT
                 .into_iter()
                 .chain(SINKS)
-                .chain(["shape", "work"])
+                .chain(["call_sites", "shape", "work"])
                 .collect(),
         )
     } else {

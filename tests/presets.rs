@@ -150,9 +150,11 @@ fn each_preset_writes_what_it_promises() {
         [
             "dumps",
             "ops.json",
+            "ops_by_call_site.json",
             "ops_by_shapes.json",
             "report.html",
             "run.json",
+            "stacks.folded",
             "trace.json"
         ]
     );

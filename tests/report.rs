@@ -252,13 +252,7 @@ fn roofline_report() -> (tempfile::TempDir, std::path::PathBuf) {
                      "host_times_are_launches": false}});
     std::fs::write(run.join("run.json"), run_json.to_string()).unwrap();
     std::fs::write(run.join("ops.json"), ops_json.to_string()).unwrap();
-    let output = report(&[run.as_os_str()]);
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    (root, run.join("report.html"))
+    reported(root, &run)
 }
 
 /// The roofline chart places each op with a time of its own, under the two roofs, its hover
@@ -332,6 +326,7 @@ fn chromium_dom(page: &Path) -> String {
             "--no-sandbox",
             "--disable-gpu",
             "--disable-background-networking",
+            "--virtual-time-budget=5000",
             "--dump-dom",
         ])
         .arg(format!("file://{}", page.display()))
@@ -413,5 +408,103 @@ fn the_roofline_renders_in_chromium_with_hostile_op_names_as_text() {
         dom.matches("<script>").count(),
         1,
         "only the report's own script"
+    );
+}
+
+/// `burn-profiled report` of `run` (in `root`), which succeeds: its page.
+fn reported(root: tempfile::TempDir, run: &Path) -> (tempfile::TempDir, std::path::PathBuf) {
+    let output = report(&[run.as_os_str()]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (root, run.join("report.html"))
+}
+
+/// A run with call sites: its ops, and its stacks folded, one frame a hostile symbol name.
+fn flame_graph_report() -> (tempfile::TempDir, std::path::PathBuf) {
+    let root = tempfile::tempdir().unwrap();
+    let run = root.path().join("run");
+    std::fs::create_dir_all(&run).unwrap();
+    let run_json = json!({"format_version": 3, "backend": "ndarray", "measured_steps": 2,
+               "step_seconds": [0.01, 0.01], "config": {}});
+    let ops_json = json!({"format_version": 3, "rows": [
+            {"op": "float_matmul", "phase": "forward", "calls": 2, "total_ns": 6_000_000},
+            {"op": "float_add", "phase": "backward", "calls": 2, "total_ns": 2_000_000}]});
+    std::fs::write(run.join("run.json"), run_json.to_string()).unwrap();
+    std::fs::write(run.join("ops.json"), ops_json.to_string()).unwrap();
+    std::fs::write(
+        run.join("stacks.folded"),
+        format!(
+            "main;train;Model::forward;float_matmul 6000\nmain;train;{EVIL_OP};float_add 2000\n"
+        ),
+    )
+    .unwrap();
+    reported(root, &run)
+}
+
+#[test]
+fn a_run_with_call_sites_has_a_flame_graph_with_its_frames_escaped() {
+    let (_root, page) = flame_graph_report();
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("<h2>Where in your code</h2>"), "{html}");
+    let frame = &html[html.find("<iframe id=\"flamegraph\"").expect("the graph")..];
+    let frame = &frame[..frame.find("</iframe>").unwrap()];
+    assert!(
+        frame.contains("Model::forward (6,000 µs, 75.00%)"),
+        "each frame's hover text: its time and share: {frame}"
+    );
+    assert!(
+        !frame.contains("<script>alert") && !frame.contains("&lt;script&gt;alert"),
+        "a frame's name is text twice escaped inside the frame's document: {frame}"
+    );
+    assert!(
+        !html.contains("id=\"flamegraph-device\""),
+        "no device time, no device graph"
+    );
+}
+
+#[test]
+#[ignore = "needs Debian's chromium: `.ci/run` installs it and runs this test"]
+fn the_flame_graph_hovers_and_zooms_in_chromium() {
+    let (_root, page) = flame_graph_report();
+    // What a user does, played into the graph's own document once its script has set it up.
+    let probe = r#"<script>
+window.addEventListener("load", () => setTimeout(() => {
+  const doc = document.getElementById("flamegraph").contentDocument;
+  const group = [...doc.getElementById("frames").children]
+    .find((g) => g.querySelector("title").textContent.startsWith("Model::forward"));
+  const rect = group.querySelector("rect");
+  rect.dispatchEvent(new MouseEvent("mouseover", { bubbles: true }));
+  document.body.dataset.hovered = doc.getElementById("details").textContent;
+  const before = rect.getAttribute("width");
+  rect.dispatchEvent(new MouseEvent("click", { bubbles: true }));
+  document.body.dataset.zoomed = `${before} -> ${rect.getAttribute("width")}`;
+  document.body.dataset.unzoom = doc.getElementById("unzoom").getAttribute("class");
+  document.body.dataset.scripts = doc.querySelectorAll("script").length;
+}, 500));
+</script></body>"#;
+    let html = std::fs::read_to_string(&page)
+        .unwrap()
+        .replace("</body>", probe);
+    let played = page.with_file_name("played.html");
+    std::fs::write(&played, html).unwrap();
+    let dom = chromium_dom(&played);
+    assert!(
+        dom.contains("data-hovered=\"Function: Model::forward (6,000 µs, 75.00%)\""),
+        "hover names the frame: {dom}"
+    );
+    assert!(
+        dom.contains("data-zoomed=\"75.0000% -&gt; 100.0000%\""),
+        "a click zooms into the frame: {dom}"
+    );
+    assert!(
+        dom.contains("data-unzoom=\"\""),
+        "the zoom shows its reset button: {dom}"
+    );
+    assert!(
+        dom.contains("data-scripts=\"1\""),
+        "only inferno's script in the graph: the hostile frame is text"
     );
 }

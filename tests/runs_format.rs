@@ -1,6 +1,6 @@
 //! The formats of `run.json`, `ops.json` and `trace.json` are pinned: the keys and value types
-//! a session writes are the golden files `tests/golden/{run,ops}_json_v2.txt` and
-//! `trace_json_v2.txt`. A change that fails this test is a new format version
+//! a session writes are the golden files `tests/golden/{run,ops,ops_by_call_site}_json_v3.txt`
+//! and `trace_json_v2.txt`. A change that fails this test is a new format version
 //! (`RUN_FORMAT_VERSION`, `trace::FORMAT_VERSION`), not an edit: readers of the old version
 //! (`burn-profiled diff` on runs of an older burn-profiled, trace tools) rely on them.
 //! `BLESS=1 cargo test --test runs_format` writes them anew (then raise the version).
@@ -59,6 +59,7 @@ fn run_json_and_ops_json_keep_the_format_of_their_version() {
     config.stopwatch.warmup_iters = 1;
     config.stats.enabled = true;
     config.stats.by_shapes = true;
+    config.stats.call_sites = true;
     config.memory.per_step = true;
     config.memory.per_op = true;
     config.trace.enabled = true;
@@ -80,13 +81,18 @@ fn run_json_and_ops_json_keep_the_format_of_their_version() {
     for (file, golden_file, golden) in [
         (
             "run.json",
-            "run_json_v2.txt",
-            include_str!("golden/run_json_v2.txt"),
+            "run_json_v3.txt",
+            include_str!("golden/run_json_v3.txt"),
         ),
         (
             "ops.json",
-            "ops_json_v2.txt",
-            include_str!("golden/ops_json_v2.txt"),
+            "ops_json_v3.txt",
+            include_str!("golden/ops_json_v3.txt"),
+        ),
+        (
+            "ops_by_call_site.json",
+            "ops_by_call_site_json_v3.txt",
+            include_str!("golden/ops_by_call_site_json_v3.txt"),
         ),
         (
             "trace.json",

@@ -74,8 +74,30 @@ pub fn timed_with(
     time
 }
 
+/// A variant named `name` that runs `step` `warm_up` times first, then times each run with
+/// `statistics` switched on around it.
+#[allow(dead_code)] // Not every bench builds its variants this way.
+pub fn warm_variant<'a>(
+    name: &'a str,
+    statistics: Option<stats::StatsConfig>,
+    warm_up: usize,
+    mut step: impl FnMut() + 'a,
+) -> Variant<'a> {
+    for _ in 0..warm_up {
+        step();
+    }
+    Variant::new(name, move || timed_with(statistics, false, &mut step))
+}
+
 /// Runs `default_rounds` rounds of `variants` (the first is the baseline) and prints the table.
-pub fn compare(title: &str, default_rounds: usize, variants: &mut [Variant<'_>]) {
+/// Returns each variant's median of its per-round time over the baseline's, in seconds, with
+/// its 95% interval: `(low, median, high)`.
+#[allow(dead_code)] // Not every bench reads what it returns.
+pub fn compare(
+    title: &str,
+    default_rounds: usize,
+    variants: &mut [Variant<'_>],
+) -> Vec<(f64, f64, f64)> {
     let rounds = rounds(default_rounds);
     let count = variants.len();
     let mut times = vec![Vec::with_capacity(rounds); count];
@@ -93,7 +115,14 @@ pub fn compare(title: &str, default_rounds: usize, variants: &mut [Variant<'_>])
     );
     let width = variants.iter().map(|v| v.name.len()).max().unwrap_or(0);
     println!("{:width$}  {:>10}  ratio", "variant", "median");
+    let mut over_baseline = Vec::with_capacity(count);
     for (variant, own) in variants.iter().zip(&times) {
+        let mut differences: Vec<f64> = own
+            .iter()
+            .zip(&times[0])
+            .map(|(t, base)| t.as_secs_f64() - base.as_secs_f64())
+            .collect();
+        over_baseline.push(median_with_interval(&mut differences));
         let mut ratios: Vec<f64> = own
             .iter()
             .zip(&times[0])
@@ -108,6 +137,7 @@ pub fn compare(title: &str, default_rounds: usize, variants: &mut [Variant<'_>])
             format_duration(sorted[sorted.len() / 2]),
         );
     }
+    over_baseline
 }
 
 /// The median of `values` and the order statistics that bound it with 95% confidence:

@@ -134,6 +134,8 @@ pub(crate) struct QueuedMemory {
     pub(crate) phase: u32,
     pub(crate) shapes: Option<Box<[burn_profiled_core::shape::Shape]>>,
     pub(crate) device: u32,
+    /// The op's call stack (`call_sites::capture`), 0 when not taken.
+    pub(crate) stack: u32,
 }
 
 impl QueuedTask {

@@ -205,7 +205,8 @@ impl FusionObserver for BlockRecorder {
         let started = clock::now();
         let device_op = (flags & DEVICE != 0).then(|| {
             let id = device_time::new_op_id();
-            device_time::op_started(id, op, (phase, self.device), shapes.as_deref(), started);
+            // No call stack: the block's ops were registered on other threads.
+            device_time::op_started(id, op, (phase, self.device, 0), shapes.as_deref(), started);
             device_time::tag_launches(id);
             id
         });
@@ -251,7 +252,7 @@ impl FusionObserver for BlockRecorder {
                     open.op,
                     ended.saturating_sub(open.started),
                     open.shapes,
-                    self.device,
+                    (self.device, 0),
                     open.memory,
                     open.work,
                 );

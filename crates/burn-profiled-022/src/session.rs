@@ -93,6 +93,13 @@ impl Session {
             );
         }
         let live = Live;
+        if config.stats.call_sites && config.stats.enabled {
+            eprintln!(
+                "burn-profiled: [stats] call_sites: none on Burn 0.22, whose ops run on its fusion \
+                 thread, away from the stack of the code that called them; a user range around a \
+                 module's forward (nvtx::scope) gives its blocks that phase instead"
+            );
+        }
         // Before any observer: the calibration's ops are not the run's.
         recorder::calibrate(&config, || crate::calibration::calibrate(device));
         let name = format!("{device:?}");

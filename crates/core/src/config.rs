@@ -86,6 +86,11 @@ pub struct StatsSection {
     /// the op table, `ops.json` and `run.json`. Where CUPTI cannot record, one line says why
     /// and the statistics keep host times only.
     pub device_time: bool,
+    /// Each op's call site, the innermost function of your code it was called from (Burn
+    /// 0.21's `Profiled<B>`): the op table by call site (`ops_by_call_site.json`), a flame
+    /// graph of host time per call stack (`stacks.folded`, and in the report), and the phase
+    /// (`backward`, `optimizer`) of ops run outside any user range.
+    pub call_sites: bool,
     /// Rows of the op table printed at the end, longest first (`ops.json` has every row);
     /// 0 prints them all.
     pub table_rows: usize,
@@ -97,6 +102,7 @@ impl Default for StatsSection {
             enabled: false,
             by_shapes: false,
             device_time: false,
+            call_sites: false,
             table_rows: 25,
         }
     }
@@ -375,6 +381,7 @@ impl RuntimeConfig {
                     config.nvtx.keep_track_of_range_order = true;
                     config.dump.enabled = true;
                     config.stats.by_shapes = true;
+                    config.stats.call_sites = true;
                 }
             }
         }

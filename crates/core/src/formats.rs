@@ -7,7 +7,9 @@
 /// - 1: the first.
 /// - 2: `[roofline]` in `run.json`'s configuration; each op's FLOPs, bytes and place on the
 ///   roofline in `ops.json` (its rows' `flops`, `bytes`, `roofline`, and `work`).
-pub const RUN_FORMAT_VERSION: u32 = 2;
+/// - 3: `[stats] call_sites` in `run.json`'s configuration; `ops_by_call_site.json`, whose rows
+///   have the op's `call_site` (and `stacks.folded`, the folded stacks of flame graphs).
+pub const RUN_FORMAT_VERSION: u32 = 3;
 
 /// The oldest version of `run.json` and `ops.json` that [`runs`](crate::runs) reads: each
 /// version since only added keys.

@@ -23,6 +23,7 @@
 //! | [`host`] | CPU usage, resident memory and a memory guard |
 //! | [`DeviceSync`] | the device a tool syncs before a timestamp |
 //! | [`recorder`] | what every edition's session writes: `run.json` ([`RunSummary`](recorder::RunSummary)), the op tables, `trace.json`, the report |
+//! | [`call_sites`] | where in the user's code each op was called from, and the phase Burn's frames give it |
 //! | [`work`] | the FLOPs and bytes of an op from its shapes and dtypes, for a roofline per op |
 //! | [`roofline`] | an op placed on its device's roofline: the bound at its intensity, its share of it, the limit that binds |
 //! | [`runs`] | a run directory read back, its HTML report, and two runs compared (`burn-profiled diff`) |
@@ -40,6 +41,7 @@ pub mod probe;
 #[doc(hidden)]
 pub mod sinks;
 
+pub mod call_sites;
 pub mod config;
 mod device_sync;
 pub mod dump;

@@ -267,6 +267,7 @@ impl RunRecorder {
                 peaks: stats::calibrated_peaks().or(config.roofline.peaks()),
                 host_times_are_launches: self.identity.asynchronous && !config.nvtx.per_op_sync,
                 roofline_in_table: config.roofline.in_table,
+                call_sites: config.stats.call_sites,
             });
         }
         if config.stats.device_time {
@@ -410,10 +411,16 @@ impl RunRecorder {
                 "ops_by_shapes.json",
                 false,
             ));
+            let by_call_site = config.stats.call_sites.then_some((
+                stats::GroupBy::OpAndCallSite,
+                "ops_by_call_site.json",
+                true,
+            ));
             for (group, file, print) in [(stats::GroupBy::OpAndPhase, "ops.json", true)]
                 .into_iter()
                 .chain(by_device)
                 .chain(by_shapes)
+                .chain(by_call_site)
             {
                 if print {
                     let rows = match config.stats.table_rows {
@@ -425,6 +432,17 @@ impl RunRecorder {
                 let path = self.out_dir.join(file);
                 crate::files::write_atomically(&path, &[snapshot.to_json(group).as_bytes()])?;
                 files.push(path);
+            }
+            if config.stats.call_sites {
+                for (device, file) in [(false, "stacks.folded"), (true, "stacks_device.folded")] {
+                    if device && !snapshot.has_device_time() {
+                        continue;
+                    }
+                    let path = self.out_dir.join(file);
+                    let folded = snapshot.folded_stacks(device);
+                    crate::files::write_atomically(&path, &[folded.as_bytes()])?;
+                    files.push(path);
+                }
             }
         }
         if config.trace.enabled {

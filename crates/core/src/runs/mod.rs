@@ -51,6 +51,10 @@ pub struct Run {
     /// `ops.json`'s `work`: how much of the time has a count, the ops without a formula, the
     /// peaks (format 2, with `[roofline] counts`); `Null` otherwise.
     pub work: serde_json::Value,
+    /// Host time per call stack, folded (`stacks.folded`, with `[stats] call_sites`).
+    pub stacks: Option<String>,
+    /// Device time per call stack, folded (`stacks_device.folded`), when recorded.
+    pub stacks_device: Option<String>,
 }
 
 /// One row of `ops.json`.
@@ -255,7 +259,23 @@ impl Run {
                     .collect()
             })
             .unwrap_or_default();
+        let folded =
+            |file: &str| -> Result<Option<String>, RunError> {
+                let path = dir.join(file);
+                match path.is_file() {
+                    true => std::fs::read_to_string(&path).map(Some).map_err(|error| {
+                        RunError::Malformed {
+                            path,
+                            kind: "folded stacks",
+                            message: error.to_string(),
+                        }
+                    }),
+                    false => Ok(None),
+                }
+            };
         Ok(Run {
+            stacks: folded("stacks.folded")?,
+            stacks_device: folded("stacks_device.folded")?,
             dir: dir.to_owned(),
             backend: run.backend,
             measured_steps: run.measured_steps,

@@ -33,7 +33,8 @@ table{border-collapse:collapse;font-size:13px}th,td{padding:3px 8px;border-botto
 th{cursor:pointer;background:#f4f4f4;position:sticky;top:0}td.name,th.name{text-align:left}\
 h2{margin-top:1.6em;border-bottom:1px solid #ccc}svg text{font-size:11px}.meta td{text-align:left}\
 #stopped{color:#a00}\
-pre{background:#f8f8f8;padding:8px;overflow:auto}";
+pre{background:#f8f8f8;padding:8px;overflow:auto}\
+iframe.flamegraph{width:100%;height:560px;border:1px solid #ddd}";
 
 /// Sorts the op table by a clicked column, filters it by phase, and marks the page ready.
 const SCRIPT: &str = r#"(function(){
@@ -309,6 +310,7 @@ pub fn html(run: &Run) -> String {
             )
         );
         page.push_str(&roofline_section(&run.ops, &run.work));
+        page.push_str(&flame_graph_section(run));
         page.push_str(&op_table(&run.ops));
     }
 
@@ -378,6 +380,54 @@ pub fn html(run: &Run) -> String {
         escape(&serde_json::to_string_pretty(&summary["config"]).unwrap_or_default())
     );
     page
+}
+
+/// The flame graphs of the run's call stacks (`[stats] call_sites`): host time, and device
+/// time where the run has it, each drawn by inferno as an SVG of its own (hover names a frame,
+/// click zooms into it) in a frame of the page.
+fn flame_graph_section(run: &Run) -> String {
+    let graphs = [
+        ("flamegraph", "Host time", run.stacks.as_deref()),
+        (
+            "flamegraph-device",
+            "Device time",
+            run.stacks_device.as_deref(),
+        ),
+    ];
+    let mut section = String::new();
+    for (id, time, folded) in graphs {
+        let Some(folded) = folded.filter(|text| !text.trim().is_empty()) else {
+            continue;
+        };
+        if section.is_empty() {
+            section.push_str("<h2>Where in your code</h2><p>each op under the functions of your code it was called from (Burn's and the standard library's frames left out); hover for a frame's time, click to zoom</p>");
+        }
+        match flame_graph_svg(folded, &format!("{time} per call stack")) {
+            Ok(svg) => {
+                let _ = write!(
+                    section,
+                    "<iframe id=\"{id}\" class=\"flamegraph\" title=\"{time} per call stack\" srcdoc=\"{}\"></iframe>",
+                    escape(&svg)
+                );
+            }
+            Err(why) => {
+                let _ = write!(section, "<p>{time}: no flame graph ({})</p>", escape(&why));
+            }
+        }
+    }
+    section
+}
+
+/// An interactive flame graph of `folded` stacks (microseconds), as inferno draws it.
+fn flame_graph_svg(folded: &str, title: &str) -> Result<String, String> {
+    let mut options = inferno::flamegraph::Options::default();
+    options.title = title.to_owned();
+    options.count_name = "µs".to_owned();
+    options.hash = true;
+    let mut svg = Vec::new();
+    inferno::flamegraph::from_lines(&mut options, folded.lines(), &mut svg)
+        .map_err(|error| error.to_string())?;
+    String::from_utf8(svg).map_err(|error| error.to_string())
 }
 
 /// The roofline: what was counted, the peaks, and a log-log chart of the ops placed by their

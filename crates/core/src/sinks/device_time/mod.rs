@@ -104,6 +104,8 @@ pub struct Launch {
     pub shapes: Option<Box<[Shape]>>,
     /// The op's device (`context::device`), 0 when unknown.
     pub device: u32,
+    /// The op's call stack (`call_sites::capture`), 0 when not taken.
+    pub stack: u32,
     /// The OS thread the op ran on, and when it started (the shared clock).
     pub tid: u32,
     pub started: Duration,
@@ -283,12 +285,13 @@ pub fn new_op_id() -> u64 {
     NEXT_ID.fetch_add(1, Ordering::Relaxed)
 }
 
-/// The op `id` started on this thread at `started`, on `device` (`context::device`).
+/// The op `id` started on this thread at `started`, on `device` (`context::device`), called
+/// from `stack` (`call_sites::capture`, 0 for none).
 #[doc(hidden)]
 pub fn op_started(
     id: u64,
     op: &'static Op,
-    (phase, device): (u32, u32),
+    (phase, device, stack): (u32, u32, u32),
     shapes: Option<&[Shape]>,
     started: Duration,
 ) {
@@ -298,6 +301,7 @@ pub fn op_started(
             phase,
             shapes: shapes.map(Box::from),
             device,
+            stack,
             tid: thread::os_thread_id(),
             started,
             in_warmup: warmup::in_warmup(),

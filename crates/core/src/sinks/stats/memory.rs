@@ -62,19 +62,21 @@ static STEP_ALLOCATIONS: Mutex<(usize, Vec<(&'static Op, u64)>)> = Mutex::new((0
 /// An op asked for its memory on a device that reports none, without a tracking allocator.
 static HOST_UNTRACKED: AtomicBool = AtomicBool::new(false);
 
-/// Adds a call's memory to the row of `op` run in `phase` on `device` with `shapes`: an op
-/// whose memory was read on its launch thread after it ended.
+/// Adds a call's memory to the row of `op` run in `phase` on `device` from `stack` with
+/// `shapes`: an op whose memory was read on its launch thread after it ended.
 #[doc(hidden)]
 pub fn record_memory(
     op: &'static Op,
-    (phase, device): (u32, u32),
+    (phase, device, stack): (u32, u32, u32),
     shapes: Option<Box<[Shape]>>,
     call: OpMemory,
 ) {
     if !note_call(op, (phase, device), call) {
         return;
     }
-    super::with_row(op, (phase, device), shapes, |row| row.add_memory(call));
+    super::with_row(op, (phase, device, stack), shapes, |row| {
+        row.add_memory(call)
+    });
 }
 
 /// Counts a call's allocations in its step, and its memory in use against its device's peak;

@@ -28,6 +28,7 @@ use hdrhistogram::Histogram;
 use rustc_hash::FxHashMap;
 use thread_local::ThreadLocal;
 
+use crate::call_sites;
 use crate::context::op::Op;
 use crate::context::switches::{self, SHAPES, STATS};
 use crate::context::{phase, warmup};
@@ -67,9 +68,14 @@ pub struct StatsConfig {
     pub host_times_are_launches: bool,
     /// Print the roofline's columns in the [`Snapshot::table`] too.
     pub roofline_in_table: bool,
+    /// Also key the statistics by each op's call stack, for its call site
+    /// ([`GroupBy::OpAndCallSite`]) and a flame graph; an op outside any user range gets the
+    /// phase Burn's frames give it (`backward`, `optimizer`). The edition's probe takes the
+    /// stacks ([`call_sites`]).
+    pub call_sites: bool,
 }
 
-/// One row's key: op, phase, input shapes and device.
+/// One row's key: op, phase, input shapes, device and call stack.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct Key {
     /// The op's address: one `Op` per forwarded method.
@@ -78,6 +84,8 @@ struct Key {
     shapes: Option<Box<[Shape]>>,
     /// The op's device (`context::device`), 0 when unknown.
     device: u32,
+    /// The op's call stack ([`call_sites::capture`]), 0 when not taken.
+    stack: u32,
 }
 
 struct Aggregate {
@@ -193,6 +201,7 @@ static CONFIG: Mutex<StatsConfig> = Mutex::new(StatsConfig {
     peaks: None,
     host_times_are_launches: false,
     roofline_in_table: false,
+    call_sites: false,
 });
 /// Whether rows are keyed by shapes ([`StatsConfig::by_shapes`]); ops collect their shapes
 /// also to count their work.
@@ -215,6 +224,7 @@ pub fn start(config: StatsConfig) {
     switches::set_memory_per_op(config.memory);
     BY_SHAPES.store(config.by_shapes, Ordering::Relaxed);
     WORK.store(config.work, Ordering::Relaxed);
+    call_sites::set_enabled(config.call_sites);
     switches::set(STATS, true);
     switches::set(SHAPES, config.by_shapes || config.work);
 }
@@ -226,6 +236,7 @@ pub fn stop() {
     switches::set_memory_per_op(false);
     BY_SHAPES.store(false, Ordering::Relaxed);
     WORK.store(false, Ordering::Relaxed);
+    call_sites::set_enabled(false);
     switches::set(STATS | SHAPES, false);
 }
 
@@ -299,13 +310,13 @@ pub fn reset() {
 
 /// Records one op; called by the probe on the op's thread.
 /// With `memory`, the call's memory read where it ran (per-op memory); with `work`, what it
-/// did ([`counts_work`]).
+/// did ([`counts_work`]); `stack` is its call stack ([`call_sites::capture`], 0 for none).
 #[doc(hidden)]
 pub fn record(
     op: &'static Op,
     time: Duration,
     shapes: Option<Vec<Shape>>,
-    device: u32,
+    (device, stack): (u32, u32),
     memory: Option<OpMemory>,
     work: Option<Work>,
 ) {
@@ -315,7 +326,7 @@ pub fn record(
         return;
     }
     let shapes = shapes.map(Vec::into_boxed_slice);
-    with_row(op, (phase, device), shapes, |row| {
+    with_row(op, (phase, device, stack), shapes, |row| {
         row.record(time);
         if let Some(call) = memory {
             row.add_memory(call);
@@ -326,25 +337,26 @@ pub fn record(
     });
 }
 
-/// Adds a kernel that ran for `time` to the row of `op` run in `phase` on `device` with
-/// `shapes`: what the device-time sink matched to a call of that op.
+/// Adds a kernel that ran for `time` to the row of `op` run in `phase` on `device` from
+/// `stack` with `shapes`: what the device-time sink matched to a call of that op.
 #[doc(hidden)]
 pub fn record_kernel(
     op: &'static Op,
-    (phase, device): (u32, u32),
+    (phase, device, stack): (u32, u32, u32),
     shapes: Option<Box<[Shape]>>,
     time: Duration,
 ) {
-    with_row(op, (phase, device), shapes, |row| {
+    with_row(op, (phase, device, stack), shapes, |row| {
         row.kernels += 1;
         row.device += time;
     });
 }
 
-/// Updates this thread's row of `op` run in `phase` on `device` with `shapes`, made if new.
+/// Updates this thread's row of `op` run in `phase` on `device` from `stack` with `shapes`,
+/// made if new.
 fn with_row(
     op: &'static Op,
-    (phase, device): (u32, u32),
+    (phase, device, stack): (u32, u32, u32),
     shapes: Option<Box<[Shape]>>,
     update: impl FnOnce(&mut Aggregate),
 ) {
@@ -353,6 +365,7 @@ fn with_row(
         phase,
         shapes,
         device,
+        stack,
     };
     let mut rows = THREADS
         .get_or_default()

@@ -14,6 +14,7 @@ use serde::Serialize;
 
 use super::memory::{device_name, host_was_untracked};
 use super::{Aggregate, Key, THREADS, config};
+use crate::call_sites;
 use crate::context::{device as context_device, phase};
 use crate::roofline::{Calibration, Limit, Peaks};
 use crate::work::Work;
@@ -30,6 +31,9 @@ pub enum GroupBy {
     /// One row per op and device (its `Debug` text, `-` where the op's device is not known):
     /// with several devices in one process, which device spends its time where.
     OpAndDevice,
+    /// One row per op, phase and call site (the innermost function of the user's code it was
+    /// called from; needs [`StatsConfig::call_sites`](super::StatsConfig::call_sites)).
+    OpAndCallSite,
 }
 
 /// The statistics of one row, in nanoseconds.
@@ -46,6 +50,10 @@ pub struct Row {
     /// The device, when grouped by device (`-` where the op's device is not known).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub device: Option<String>,
+    /// The call site, when grouped by call site: `VisionModel::forward (examples/train.rs:42)`,
+    /// the function alone without line tables, `-` where the stack has no user frame.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub call_site: Option<String>,
     /// Calls.
     pub calls: u64,
     /// Total time.
@@ -156,6 +164,15 @@ pub fn snapshot() -> Snapshot {
     Snapshot { rows }
 }
 
+/// The phase of a row's ops: its user range, else the one Burn's frames on its call stack give
+/// (`backward`, `optimizer`), else `-`.
+fn phase_name(key: &Key) -> String {
+    match key.phase {
+        0 => call_sites::phase_of(key.stack).unwrap_or("-").to_owned(),
+        phase => phase::name(phase),
+    }
+}
+
 #[doc(hidden)]
 pub fn shapes_text(shapes: &[Shape]) -> String {
     let shapes: Vec<String> = shapes
@@ -237,10 +254,20 @@ impl Snapshot {
     /// The rows grouped by `group`, sorted by total time, longest first: device time when it
     /// was recorded, host time otherwise.
     pub fn rows(&self, group: GroupBy) -> Vec<Row> {
-        type Group = (&'static str, Option<String>, Option<String>, Option<String>);
+        type Group = (
+            &'static str,
+            Option<String>,
+            Option<String>,
+            Option<String>,
+            Option<String>,
+        );
         let mut grouped: HashMap<Group, Aggregate> = HashMap::new();
         for (key, aggregate) in &self.rows {
-            let phase = (group == GroupBy::OpAndPhase).then(|| phase::name(key.phase));
+            let by_phase = matches!(group, GroupBy::OpAndPhase | GroupBy::OpAndCallSite);
+            let phase = by_phase.then(|| phase_name(key));
+            let call_site = (group == GroupBy::OpAndCallSite).then(|| {
+                call_sites::call_site(key.stack).map_or_else(|| "-".to_owned(), |s| s.to_string())
+            });
             let shapes = (group == GroupBy::OpAndShapes).then(|| {
                 key.shapes
                     .as_deref()
@@ -248,7 +275,7 @@ impl Snapshot {
             });
             let device = (group == GroupBy::OpAndDevice).then(|| context_device::name(key.device));
             grouped
-                .entry((aggregate.name, phase, shapes, device))
+                .entry((aggregate.name, phase, shapes, device, call_site))
                 .or_insert_with(|| Aggregate::new(aggregate.name))
                 .merge(aggregate);
         }
@@ -265,34 +292,37 @@ impl Snapshot {
         };
         let mut rows: Vec<Row> = grouped
             .into_iter()
-            .map(|((op, phase, input_shapes, device_name), a)| Row {
-                op: op.to_owned(),
-                phase,
-                input_shapes,
-                device: device_name,
-                calls: a.count,
-                total_ns: a.total.as_nanos() as u64,
-                total_percent: percent(a.total, all),
-                mean_ns: (a.total.as_nanos() / u128::from(a.count.max(1))) as u64,
-                // A row with device time only (its calls ran while statistics were off) has no
-                // shortest call.
-                min_ns: a.min.min(a.max).as_nanos() as u64,
-                // The histogram answers with its bucket's upper edge: keep it within what was seen.
-                p50_ns: a.quantile_ns(0.5),
-                p95_ns: a.quantile_ns(0.95),
-                max_ns: a.max.as_nanos() as u64,
-                kernels: device.then_some(a.kernels),
-                device_total_ns: device.then_some(a.device.as_nanos() as u64),
-                device_mean_ns: device
-                    .then_some((a.device.as_nanos() / u128::from(a.count.max(1))) as u64),
-                device_percent: device.then_some(percent(a.device, all_device)),
-                alloc_bytes: (a.memory_calls > 0).then_some(a.alloc_bytes),
-                freed_bytes: (a.memory_calls > 0).then_some(a.freed_bytes),
-                peak_bytes: (a.memory_calls > 0).then_some(a.peak_bytes),
-                flops: (a.work_calls > 0).then(|| a.work().flops),
-                bytes: (a.work_calls > 0).then(|| a.work().bytes),
-                roofline: roofline_of(&a, &settings),
-            })
+            .map(
+                |((op, phase, input_shapes, device_name, call_site), a)| Row {
+                    op: op.to_owned(),
+                    phase,
+                    input_shapes,
+                    device: device_name,
+                    call_site,
+                    calls: a.count,
+                    total_ns: a.total.as_nanos() as u64,
+                    total_percent: percent(a.total, all),
+                    mean_ns: (a.total.as_nanos() / u128::from(a.count.max(1))) as u64,
+                    // A row with device time only (its calls ran while statistics were off) has no
+                    // shortest call.
+                    min_ns: a.min.min(a.max).as_nanos() as u64,
+                    // The histogram answers with its bucket's upper edge: keep it within what was seen.
+                    p50_ns: a.quantile_ns(0.5),
+                    p95_ns: a.quantile_ns(0.95),
+                    max_ns: a.max.as_nanos() as u64,
+                    kernels: device.then_some(a.kernels),
+                    device_total_ns: device.then_some(a.device.as_nanos() as u64),
+                    device_mean_ns: device
+                        .then_some((a.device.as_nanos() / u128::from(a.count.max(1))) as u64),
+                    device_percent: device.then_some(percent(a.device, all_device)),
+                    alloc_bytes: (a.memory_calls > 0).then_some(a.alloc_bytes),
+                    freed_bytes: (a.memory_calls > 0).then_some(a.freed_bytes),
+                    peak_bytes: (a.memory_calls > 0).then_some(a.peak_bytes),
+                    flops: (a.work_calls > 0).then(|| a.work().flops),
+                    bytes: (a.work_calls > 0).then(|| a.work().bytes),
+                    roofline: roofline_of(&a, &settings),
+                },
+            )
             .collect();
         rows.sort_by(|a, b| {
             b.device_total_ns
@@ -301,8 +331,50 @@ impl Snapshot {
                 .then_with(|| a.op.cmp(&b.op))
                 .then_with(|| a.phase.cmp(&b.phase))
                 .then_with(|| a.device.cmp(&b.device))
+                .then_with(|| a.call_site.cmp(&b.call_site))
         });
         rows
+    }
+
+    /// The time per call stack in the folded format of flame graphs (inferno, flamegraph.pl,
+    /// speedscope): one line per stack of the user's functions, outermost first, then the op,
+    /// and its time in microseconds (`device`: its kernels' device time, else its host time).
+    /// An op without a stack (call sites off, or none of the user's frames) is a root frame.
+    ///
+    /// ```text
+    /// main;train;step;VisionModel::forward;conv2d 5120
+    /// ```
+    pub fn folded_stacks(&self, device: bool) -> String {
+        let mut stacks: HashMap<String, Duration> = HashMap::new();
+        let mut frames_of: HashMap<u32, String> = HashMap::new();
+        for (key, aggregate) in &self.rows {
+            let time = if device {
+                aggregate.device
+            } else {
+                aggregate.total
+            };
+            if time.is_zero() {
+                continue;
+            }
+            let frames = frames_of.entry(key.stack).or_insert_with(|| {
+                call_sites::user_frames(key.stack)
+                    .into_iter()
+                    .map(|frame| frame + ";")
+                    .collect()
+            });
+            let line = format!("{frames}{}", aggregate.name.replace(';', ":"));
+            *stacks.entry(line).or_default() += time;
+        }
+        let mut lines: Vec<(String, Duration)> = stacks.into_iter().collect();
+        lines.sort_unstable();
+        lines
+            .into_iter()
+            .map(|(stack, time)| {
+                // Microseconds, and at least 1 for any time: a short op stays in the graph.
+                let micros = time.as_nanos().div_ceil(1000);
+                format!("{stack} {micros}\n")
+            })
+            .collect()
     }
 
     /// Total calls and time over all ops.
@@ -352,7 +424,7 @@ impl Snapshot {
         // The key after the name, right-aligned like the numbers (shapes go last, unaligned).
         type KeyOf = fn(&Row) -> Option<&String>;
         let key: Option<(&str, KeyOf)> = match group {
-            GroupBy::OpAndPhase => Some(("Phase", |r| r.phase.as_ref())),
+            GroupBy::OpAndPhase | GroupBy::OpAndCallSite => Some(("Phase", |r| r.phase.as_ref())),
             GroupBy::OpAndDevice => Some(("Device", |r| r.device.as_ref())),
             GroupBy::Op | GroupBy::OpAndShapes => None,
         };
@@ -398,12 +470,17 @@ impl Snapshot {
         {
             columns.push(((*title).into(), 12));
         }
-        let shapes = group == GroupBy::OpAndShapes;
+        // The last column, unaligned: shapes or call sites.
+        let last: Option<(&str, KeyOf)> = match group {
+            GroupBy::OpAndShapes => Some(("Input Shapes", |r| r.input_shapes.as_ref())),
+            GroupBy::OpAndCallSite => Some(("Call Site", |r| r.call_site.as_ref())),
+            _ => None,
+        };
         let rule: String = columns
             .iter()
             .map(|(_, w)| format!("{}  ", "-".repeat(*w)))
             .collect::<String>()
-            + if shapes {
+            + if last.is_some() {
                 "------------------------------  "
             } else {
                 ""
@@ -415,11 +492,7 @@ impl Snapshot {
             .iter()
             .map(|(t, w)| format!("{t:>w$}  "))
             .collect::<String>()
-            + if shapes {
-                "Input Shapes                    "
-            } else {
-                ""
-            };
+            + last.map_or("", |(title, _)| title);
         let _ = writeln!(out, "{}", header.trim_end());
         let _ = writeln!(out, "{rule}");
         for row in &rows {
@@ -469,8 +542,8 @@ impl Snapshot {
                 .zip(&columns)
                 .map(|(c, (_, w))| format!("{c:>w$}  "))
                 .collect();
-            if let Some(shapes) = &row.input_shapes {
-                line.push_str(shapes);
+            if let Some(text) = last.and_then(|(_, of)| of(row)) {
+                line.push_str(text);
             }
             let _ = writeln!(out, "{}", line.trim_end());
         }
@@ -668,11 +741,11 @@ mod tests {
         stats::reset();
         stats::start(stats::StatsConfig::default());
         let us = Duration::from_micros;
-        super::super::record(&COMPUTE, us(100), None, gpu0, None, None);
-        super::super::record(&COMPUTE, us(300), None, gpu1, None, None);
-        super::super::record(&ALL_REDUCE, us(50), None, gpu0, None, None);
-        super::super::record(&ALL_REDUCE, us(450), None, gpu1, None, None);
-        super::super::record(&ALL_REDUCE, us(500), None, 0, None, None);
+        super::super::record(&COMPUTE, us(100), None, (gpu0, 0), None, None);
+        super::super::record(&COMPUTE, us(300), None, (gpu1, 0), None, None);
+        super::super::record(&ALL_REDUCE, us(50), None, (gpu0, 0), None, None);
+        super::super::record(&ALL_REDUCE, us(450), None, (gpu1, 0), None, None);
+        super::super::record(&ALL_REDUCE, us(500), None, (0, 0), None, None);
         stats::stop();
         let snapshot = stats::snapshot();
 
@@ -760,14 +833,21 @@ mod tests {
                 &MATMUL,
                 us(2_000),
                 None,
-                0,
+                (0, 0),
                 None,
                 work(1_000_000_000, 6_000_000),
             );
         }
         // 1 MFLOP over 12 MB in 3 ms: memory-bound, 4 GB/s of 100.
-        super::super::record(&ADD, us(3_000), None, 0, None, work(1_000_000, 12_000_000));
-        super::super::record(&SORT, us(1_000), None, 0, None, Some(Work::default()));
+        super::super::record(
+            &ADD,
+            us(3_000),
+            None,
+            (0, 0),
+            None,
+            work(1_000_000, 12_000_000),
+        );
+        super::super::record(&SORT, us(1_000), None, (0, 0), None, Some(Work::default()));
         stats::stop();
         let snapshot = stats::snapshot();
         let rows = snapshot.rows(GroupBy::Op);
@@ -846,7 +926,7 @@ mod tests {
             &LAUNCHED,
             Duration::from_micros(5),
             None,
-            0,
+            (0, 0),
             None,
             Some(work),
         );
@@ -861,7 +941,7 @@ mod tests {
             "{table}"
         );
         // Kernels' device time is the op's own: rates from it.
-        stats::record_kernel(&LAUNCHED, (0, 0), None, Duration::from_micros(2));
+        stats::record_kernel(&LAUNCHED, (0, 0, 0), None, Duration::from_micros(2));
         let snapshot = stats::snapshot();
         let point = snapshot.rows(GroupBy::Op)[0].roofline.clone().unwrap();
         assert_eq!(point.time, "device");
