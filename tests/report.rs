@@ -445,6 +445,31 @@ fn flame_graph_report() -> (tempfile::TempDir, std::path::PathBuf) {
 }
 
 #[test]
+fn device_time_stacks_have_a_graph_of_their_own_and_unreadable_stacks_say_so() {
+    let (root, page) = flame_graph_report();
+    let run = page.parent().unwrap();
+    std::fs::write(
+        run.join("stacks_device.folded"),
+        "main;train;Model::forward;float_matmul 3000\n",
+    )
+    .unwrap();
+    std::fs::write(run.join("stacks.folded"), "not a stack\n").unwrap();
+    let (_root, page) = reported(root, run);
+    let html = std::fs::read_to_string(page).unwrap();
+    let device = &html[html
+        .find("<iframe id=\"flamegraph-device\"")
+        .expect("the device graph")..];
+    assert!(
+        device.contains("Model::forward (3,000 µs, 100.00%)"),
+        "{device}"
+    );
+    assert!(
+        html.contains("<p>Host time: no flame graph ("),
+        "the host graph's stacks could not be read, and the page says so: {html}"
+    );
+}
+
+#[test]
 fn a_run_with_call_sites_has_a_flame_graph_with_its_frames_escaped() {
     let (_root, page) = flame_graph_report();
     let html = std::fs::read_to_string(&page).unwrap();
