@@ -54,17 +54,24 @@ fn innermost_variant(head: &str) -> Option<&str> {
 /// `MaxPool2dWithIndices` -> `max_pool2d_with_indices`.
 fn snake_case(name: &str) -> String {
     let mut snake = String::with_capacity(name.len() + 4);
-    let mut previous_lower = false;
-    for c in name.chars() {
+    let chars: Vec<char> = name.chars().collect();
+    for (at, &c) in chars.iter().enumerate() {
         if c.is_ascii_uppercase() {
-            if previous_lower {
+            let previous = at.checked_sub(1).map(|p| chars[p]);
+            let next = chars.get(at + 1);
+            // A word starts after a lower-case letter or digit (`Conv2dX`), or where an upper-case
+            // run ends (`XBackward`: the `B`).
+            let starts_word = previous.is_some_and(|p| {
+                p.is_ascii_lowercase()
+                    || p.is_ascii_digit()
+                    || (p.is_ascii_uppercase() && next.is_some_and(char::is_ascii_lowercase))
+            });
+            if starts_word {
                 snake.push('_');
             }
             snake.push(c.to_ascii_lowercase());
-            previous_lower = false;
         } else {
             snake.push(c);
-            previous_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
         }
     }
     snake
@@ -110,6 +117,15 @@ mod tests {
             "max_pool2d_with_indices"
         );
         assert_eq!(snake_case("Exp"), "exp");
+        assert_eq!(
+            snake_case("Conv2dXBackward"),
+            "conv2d_x_backward",
+            "as Burn 0.21 names the op"
+        );
+        assert_eq!(
+            snake_case("ConvTranspose3dWeightBackward"),
+            "conv_transpose3d_weight_backward"
+        );
     }
 
     #[test]

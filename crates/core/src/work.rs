@@ -358,7 +358,10 @@ fn broadcast_dims(a: &[usize], b: &[usize]) -> Vec<usize> {
 
 fn is_reduction(base: &str) -> bool {
     let base = base.strip_suffix("_with_indices").unwrap_or(base);
-    let stem = base.strip_suffix("_dim").unwrap_or(base);
+    let stem = base
+        .strip_suffix("_dims")
+        .or_else(|| base.strip_suffix("_dim"))
+        .unwrap_or(base);
     matches!(
         stem,
         "sum"

@@ -247,6 +247,7 @@ fn reductions_count_one_per_input_element() {
     for op in [
         "float_sum",
         "float_sum_dim",
+        "sum_dims",
         "float_max_dim_with_indices",
         "int_argmax",
         "float_cumsum",
