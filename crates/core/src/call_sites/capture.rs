@@ -32,11 +32,17 @@ pub fn enabled() -> bool {
 
 /// This thread's call stack, as an id for [`call_site`](super::call_site) and
 /// [`user_frames`](super::user_frames); 0 when stacks are not taken.
-#[inline(never)]
+#[inline]
 pub fn capture() -> u32 {
-    if !enabled() {
-        return 0;
+    match enabled() {
+        true => take(),
+        false => 0,
     }
+}
+
+/// The unwind and the interning, out of line: an op with call sites off pays the check only.
+#[inline(never)]
+fn take() -> u32 {
     let mut ips = [0usize; DEPTH];
     let mut taken = 0;
     // SAFETY: `trace_unsynchronized` is unsafe only where the platform's unwinder is not

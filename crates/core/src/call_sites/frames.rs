@@ -55,7 +55,7 @@ const NOT_THE_USERS: [&str; 37] = [
 
 /// One frame of a stack: a function (demangled, without its hash) and where in it the call is,
 /// when the binary has line tables.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 struct Frame {
     name: String,
     file: Option<String>,
@@ -93,13 +93,18 @@ fn frames_at(address: usize) -> Arc<[Frame]> {
     frames
 }
 
-/// The frames of stack `id`, innermost first.
-fn frames(stack: u32) -> Vec<Frame> {
+/// The frames of stack `id` by address, innermost first: [`flat`] walks them.
+fn frames(stack: u32) -> Vec<Arc<[Frame]>> {
     addresses(stack)
         .unwrap_or_default()
         .iter()
-        .flat_map(|address| frames_at(*address).to_vec())
+        .map(|address| frames_at(*address))
         .collect()
+}
+
+/// The frames of [`frames`] one after the other, innermost first.
+fn flat(frames: &[Arc<[Frame]>]) -> impl DoubleEndedIterator<Item = &Frame> {
+    frames.iter().flat_map(|at_address| at_address.iter())
 }
 
 /// `path` relative to the current directory where it lies under it (`examples/train.rs`), as
@@ -141,9 +146,8 @@ impl fmt::Display for CallSite {
 /// The call site of stack `stack` ([`capture`](super::capture)): `None` for no stack, or one
 /// with no frame of the user's code (its symbols stripped, or all of it Burn's).
 pub fn call_site(stack: u32) -> Option<CallSite> {
-    frames(stack)
-        .into_iter()
-        .find(is_users)
+    flat(&frames(stack))
+        .find(|frame| is_users(frame))
         .map(|frame| CallSite {
             function: short_name(&frame.name),
             file: frame.file.as_deref().map(shown_path),
@@ -154,25 +158,21 @@ pub fn call_site(stack: u32) -> Option<CallSite> {
 /// The user's functions on stack `stack`, outermost first, by their short names: a flame
 /// graph's frames.
 pub fn user_frames(stack: u32) -> Vec<String> {
-    let mut names: Vec<String> = frames(stack)
-        .iter()
+    flat(&frames(stack))
+        .rev()
         .filter(|frame| is_users(frame))
         .map(|frame| short_name(&frame.name))
-        .collect();
-    names.reverse();
-    names
+        .collect()
 }
 
 /// The phase Burn's frames on stack `stack` say its op is in: `backward` under
 /// burn-autodiff's backward pass, `optimizer` under burn-optim; the innermost says.
 pub fn phase_of(stack: u32) -> Option<&'static str> {
-    frames(stack)
-        .iter()
-        .find_map(|frame| match crate_of_frame(frame).as_str() {
-            "burn_autodiff" if last_segment(&frame.name) == "backward" => Some("backward"),
-            "burn_optim" => Some("optimizer"),
-            _ => None,
-        })
+    flat(&frames(stack)).find_map(|frame| match crate_of_frame(frame).as_str() {
+        "burn_autodiff" if last_segment(&frame.name) == "backward" => Some("backward"),
+        "burn_optim" => Some("optimizer"),
+        _ => None,
+    })
 }
 
 /// Whether `frame` is of the user's code: with line tables, a Rust file that is no dependency's

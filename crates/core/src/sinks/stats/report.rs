@@ -262,8 +262,8 @@ impl Snapshot {
             Option<String>,
         );
         let mut grouped: HashMap<Group, Aggregate> = HashMap::new();
+        let by_phase = matches!(group, GroupBy::OpAndPhase | GroupBy::OpAndCallSite);
         for (key, aggregate) in &self.rows {
-            let by_phase = matches!(group, GroupBy::OpAndPhase | GroupBy::OpAndCallSite);
             let phase = by_phase.then(|| phase_name(key));
             let call_site = (group == GroupBy::OpAndCallSite).then(|| {
                 call_sites::call_site(key.stack).map_or_else(|| "-".to_owned(), |s| s.to_string())
