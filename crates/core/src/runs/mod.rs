@@ -259,20 +259,15 @@ impl Run {
                     .collect()
             })
             .unwrap_or_default();
-        let folded =
-            |file: &str| -> Result<Option<String>, RunError> {
-                let path = dir.join(file);
-                match path.is_file() {
-                    true => std::fs::read_to_string(&path).map(Some).map_err(|error| {
-                        RunError::Malformed {
-                            path,
-                            kind: "folded stacks",
-                            message: error.to_string(),
-                        }
-                    }),
-                    false => Ok(None),
-                }
-            };
+        let folded = |file: &str| -> Result<Option<String>, RunError> {
+            let path = dir.join(file);
+            if !path.is_file() {
+                return Ok(None);
+            }
+            std::fs::read_to_string(&path)
+                .map(Some)
+                .map_err(|source| RunError::Read { path, source })
+        };
         Ok(Run {
             stacks: folded("stacks.folded")?,
             stacks_device: folded("stacks_device.folded")?,
