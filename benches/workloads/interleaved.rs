@@ -92,7 +92,6 @@ pub fn warm_variant<'a>(
 /// Runs `default_rounds` rounds of `variants` (the first is the baseline) and prints the table.
 /// Returns each variant's median of its per-round time over the baseline's, in seconds, with
 /// its 95% interval: `(low, median, high)`.
-#[allow(dead_code)] // Not every bench reads what it returns.
 pub fn compare(
     title: &str,
     default_rounds: usize,
