@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# The GPU check, in two halves: the lent GPU machine has no Rust toolchain.
+# The GPU check of both editions, in two halves: the lent GPU machine has no Rust toolchain.
 #
-#   scripts/gpu-check.sh build        # here: release binaries with the `cupti` feature, stripped,
-#                                     # into gpu-bin/ (git-ignored; carry it to the GPU machine)
-#   scripts/gpu-check.sh run [steps]  # there: runs them and checks; exits non-zero on a failure
+#   scripts/gpu-check.sh build               # here: release binaries (0.21 with `cupti`, 0.22 with
+#                                            # `cuda`), stripped and packed into gpu-bin/ (git-ignored;
+#                                            # carry it to the GPU machine)
+#   scripts/gpu-check.sh run [steps] [021|022]  # there: runs them and checks; exits non-zero on a
+#                                            # failure (both editions unless one is named)
 #
-# `run` trains the example, fused (`burn_profiled::fused::Cuda`) and `--unfused`, under the
-# `profile` preset with the NVTX recorder attached, and checks
+# Burn 0.21: `run` trains the example, fused (`burn_profiled::fused::Cuda`) and `--unfused`,
+# under the `profile` preset with the NVTX recorder attached, and checks
 # what reached NVTX (op ranges for forward and backward kernels, user ranges, the capture range,
 # balanced per thread, op ranges on CubeCL's device thread) and the device time in run.json (at
 # least 99% of kernels attributed to an op; the ops' device time within 5% of all kernels'). Then
@@ -14,6 +16,14 @@
 # op ranges with steps on the launch thread, and device time on, fused and unfused, per-op
 # memory; then, interleaved (median ratios to the same round's baseline), the fused step with
 # op ranges and statistics queued against burn's, and per-op memory against statistics.
+#
+# Burn 0.22: the `train_022` example on `BURN_DEVICE=cuda` (on wgpu where CUDA cannot be built:
+# see `build`), first without a session, then with
+# one (scripts/gpu-check-022.toml: the profile preset with device time from CubeCL's launch
+# observer) under the NVTX recorder; checks the losses bit for bit, the block ranges (balanced,
+# on the thread that launches the kernels), every kernel measured by the device inside a block
+# (none timed on the host, none outside a block); then the `session_step` bench, interleaved:
+# everything off, statistics, op ranges and device time against no session.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin="gpu-bin"
@@ -28,20 +38,49 @@ for line in sys.stdin:
     m = json.loads(line)
     if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "gpu_step" and m.get("executable"):
         print(m["executable"])')
-    mkdir -p "$bin"
-    cp target/release/libnvtx_recorder.so target/release/examples/train "$bench" "$bin/"
-    mv "$bin/$(basename "$bench")" "$bin/gpu_step"
-    strip "$bin/train" "$bin/gpu_step"
+    # Burn 0.22's CUDA backend (cubecl-cuda 0.11) builds LLVM's NVPTX shims from a bundle its
+    # build script downloads (tracel-llvm-bundler): a machine without internet cannot build it.
+    # The check then takes the edition on wgpu (Vulkan on the GPU), and says so.
+    backend022=cuda
+    if ! cargo build --release -p burn-profiled-022 --features cuda --example train_022; then
+        echo "gpu-check: Burn 0.22 with CUDA does not build here (see above); checking it on wgpu"
+        backend022=wgpu
+    fi
+    features022=""
+    if [ "$backend022" = cuda ]; then features022="--features cuda"; fi
+    cargo build --release -p burn-profiled-022 $features022 --example train_022
+    bench022=$(cargo bench -p burn-profiled-022 $features022 --bench session_step --no-run \
+        --message-format=json 2>/dev/null | python3 -c 'import json,sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "session_step" and m.get("executable"):
+        print(m["executable"])')
+    rm -rf "$bin" && mkdir -p "$bin/files"
+    cp target/release/libnvtx_recorder.so target/release/examples/train \
+        target/release/examples/train_022 scripts/gpu-check-022.toml "$bin/files/"
+    cp "$bench" "$bin/files/gpu_step"
+    cp "$bench022" "$bin/files/session_step"
+    strip "$bin/files/train" "$bin/files/gpu_step" "$bin/files/train_022" "$bin/files/session_step"
+    echo "$backend022" > "$bin/files/backend-022.txt"
+    # The device tool carries 64 MiB at most: packed (xz; `run` unpacks it with Python's lzma).
+    tar -C "$bin/files" -cJf "$bin/bins.tar.xz" .
+    rm -rf "$bin/files"
     du -sh "$bin"
     ;;
 run)
     steps="${2:-20}"
+    editions="${3:-021 022}"
     out="${OUT:-target/burn-profiled}/gpu-check"
     mkdir -p "$out"
+    if [ -f "$bin/bins.tar.xz" ]; then
+        python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' \
+            "$bin/bins.tar.xz" "$bin"
+    fi
     nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
     # A failed check does not stop the run: the bench's figures still come back (device time
     # is scarce), and the exit status says whether everything passed.
     status=0
+    if [[ " $editions " == *" 021 "* ]]; then
     for mode in fused unfused; do
     run_out="$out/$mode"
     mkdir -p "$run_out"
@@ -154,6 +193,11 @@ PY
     done
     "$bin/gpu_step" --bench --warm-up-time 1 --measurement-time 4 2>&1 \
         | grep -E "^gpu_step|time:|no device-time|^variant |x \[" | tee "$out/gpu_step.txt" || status=1
+    fi
+    if [[ " $editions " == *" 022 "* ]]; then
+        bash scripts/gpu-check-022.sh "$bin" "$out/022" "$steps" "$(cat "$bin/backend-022.txt")" \
+            || status=1
+    fi
     # The recorder's TSV is large: kept only when a check failed.
     if [ "$status" -eq 0 ]; then rm -f "$out"/*/nvtx.tsv; fi
     exit "$status"

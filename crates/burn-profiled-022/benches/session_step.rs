@@ -85,7 +85,12 @@ fn main() {
     if !bench {
         return;
     }
-    let device = Device::wgpu(DeviceKind::DefaultDevice).autodiff();
+    // `BURN_DEVICE=cuda` (with the `cuda` feature) on a GPU; wgpu otherwise.
+    let device = match std::env::var_os("BURN_DEVICE") {
+        Some(_) => Device::default(),
+        None => Device::wgpu(DeviceKind::DefaultDevice),
+    }
+    .autodiff();
     let observer = BlockObserver::new(&device);
     let timed = |step: &mut Step, observed: bool, statistics: bool, ranges: bool| {
         let observation = observed.then(|| observer.install(statistics));
@@ -107,7 +112,10 @@ fn main() {
     let mut with_ranges = Step::new(&device);
     let mut with_device_time = Step::new(&device);
     interleaved::compare(
-        "session_step (Burn 0.22.1, wgpu), interleaved",
+        &format!(
+            "session_step (Burn 0.22.1, {}), interleaved",
+            std::env::var("BURN_DEVICE").unwrap_or_else(|_| "wgpu".to_owned())
+        ),
         60,
         &mut [
             Variant::new("no session", || timed(&mut plain, false, false, false)),

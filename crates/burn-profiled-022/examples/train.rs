@@ -4,6 +4,7 @@
 //! ```text
 //! cargo run --release -p burn-profiled-022 --example train_022 -- [--steps N] [--batch N] [--out DIR] [--preset train|eval|profile|debug] [--config FILE]
 //! BURN_PROFILED=profile cargo run --release -p burn-profiled-022 --example train_022
+//! cargo run --release -p burn-profiled-022 --example train_022 -- --no-session --loss-bits   # Burn alone, losses as bits
 //! nsys profile --trace=nvtx,cuda cargo run --release -p burn-profiled-022 --features cuda --example train_022
 //! ```
 //!
@@ -46,6 +47,12 @@ struct Args {
     /// A configuration file (.toml or .json).
     #[arg(long)]
     config: Option<PathBuf>,
+    /// Train without a session (Burn alone), to compare its losses with a profiled run's.
+    #[arg(long)]
+    no_session: bool,
+    /// Print every step's loss as its f32 bits (`losses <hex>...`), to compare runs exactly.
+    #[arg(long)]
+    loss_bits: bool,
 }
 
 fn runtime_config(args: &Args) -> RuntimeConfig {
@@ -63,16 +70,24 @@ fn runtime_config(args: &Args) -> RuntimeConfig {
 fn train(args: Args) -> std::io::Result<()> {
     let config = runtime_config(&args);
     let Args {
-        steps, batch, out, ..
+        steps,
+        batch,
+        out,
+        no_session,
+        loss_bits,
+        ..
     } = args;
     nvtx::name_current_thread("training");
     let device = Device::default().autodiff();
     device.seed(0);
-    println!(
-        "device {device:?}, {steps} steps, config:\n{}",
-        config.to_toml()
-    );
-    let mut session = Session::start(config, &device, out);
+    match no_session {
+        true => println!("device {device:?}, {steps} steps, no session"),
+        false => println!(
+            "device {device:?}, {steps} steps, config:\n{}",
+            config.to_toml()
+        ),
+    }
+    let mut session = (!no_session).then(|| Session::start(config, &device, out));
 
     // The data-loading thread builds the batches' tensors.
     let (batches, received) = mpsc::sync_channel(2);
@@ -120,14 +135,26 @@ fn train(args: Args) -> std::io::Result<()> {
         };
         losses.push(loss.into_scalar::<f32>());
         // Past a memory limit the session says why on stderr, and the run ends with code 3.
-        if session.finish_iter().is_err() {
+        if let Some(session) = &mut session
+            && session.finish_iter().is_err()
+        {
             break;
         }
     }
     if let (Some(first), Some(last)) = (losses.first(), losses.last()) {
         println!("loss: {first:.4} at the first step, {last:.4} at the last");
     }
+    if loss_bits {
+        let bits: Vec<String> = losses
+            .iter()
+            .map(|l| format!("{:08x}", l.to_bits()))
+            .collect();
+        println!("losses {}", bits.join(" "));
+    }
     let _ = loader.join();
+    let Some(session) = session else {
+        return Ok(());
+    };
     let summary = session.finish()?;
     for file in &summary.files {
         println!("wrote {}", file.display());
