@@ -48,7 +48,10 @@ pub struct Session {
 
 impl Session {
     /// Enables the tools `config` asks for, syncing `device` where it asks for sync, and keeps
-    /// `out_dir` for the artefacts. With `[dump] enabled`, the process-wide
+    /// `out_dir` for the artefacts. Start it before or after making the model: on a fused
+    /// device it waits for what the program queued there and creates no fusion server the
+    /// program does not use (a program that trains on burn's own fused backend too calls
+    /// `fused::share_device` between the two runs). With `[dump] enabled`, the process-wide
     /// [`dump::global`](crate::dump::global) dumper writes to `[dump] dir` (default
     /// `out_dir/dumps`), or compares with what is there when `[dump] compare` is set.
     ///
@@ -77,13 +80,14 @@ impl Session {
         let Some(device) = devices.first() else {
             panic!("Session::start_on_devices needs at least one device");
         };
-        // Burn's fused backend and this crate's may both use these devices in this process:
-        // make that safe before either touches them again (`fused::share_device`).
+        // Waits for what the program queued on fused devices, creating no fusion server it
+        // does not use (`fused::shared_device` says why), watched for cubecl-common 0.10's
+        // deadlock.
         #[cfg(feature = "fusion")]
         if B::name(device).contains("fusion<") {
             devices
                 .iter()
-                .for_each(|device| crate::fused::share_device_if_cubecl(device));
+                .for_each(crate::fused::settle_for_session::<B>);
         }
         let sync = DeviceSync::all::<B>(devices);
         trace::set_process_devices(devices.iter().map(|d| format!("{d:?}")).collect());

@@ -45,7 +45,7 @@ impl<R: CubeRuntime> OperationFuser<FusedBlock<R>> for BlockFuser<R> {
 
     fn finish(&mut self) -> FusedBlock<R> {
         let inner = {
-            let _closing = stall::closing_a_block();
+            let _closing = stall::fusion_thread_busy();
             self.inner.finish()
         };
         let fused = &self.fused[..burn_fusion::NumOperations::len(&inner).min(self.fused.len())];

@@ -24,8 +24,9 @@
 //! ```
 //!
 //! To train on burn's own fused backend and on these in one process (to check that profiling
-//! changes nothing), call [`share_device`] before the second one first touches the device, or
-//! start a [`Session`](crate::Session) on it: cubecl-common 0.10 otherwise deadlocks there.
+//! changes nothing), call [`share_device`] before either touches the device, or between the
+//! runs: cubecl-common 0.10 otherwise deadlocks there. A program that uses one of them needs
+//! nothing, whatever the order of its model and its [`Session`](crate::Session).
 //!
 //! What is not exact: a block that fused ops of two phases counts in its first op's. Nothing
 //! tells an op fusion runs unfused when it was registered: it gets the phase of the last op of
@@ -44,8 +45,8 @@ mod shared_device;
 mod stall;
 
 pub use block::{FusedBlock, FusedBlockState};
+pub(crate) use shared_device::settle_for_session;
 pub use shared_device::share_device;
-pub(crate) use shared_device::share_device_if_cubecl;
 
 /// The fusion runtime of [`fused::Wgpu`](crate::fused) and [`fused::Cuda`](crate::fused):
 /// CubeCL's fusers and optimizations, each optimization run as a [`FusedBlock`] op (its

@@ -17,11 +17,13 @@ impl<R: CubeRuntime> FusionRuntime for ProfiledCubeRuntime<R> {
     type FusionDevice = R::CubeDevice;
 
     fn fusers(device: R::CubeDevice) -> Vec<Box<dyn OperationFuser<FusedBlock<R>>>> {
-        // Called on the fusion thread, for each new stream.
-        install_registration::<R>(&device);
-        registration::on_fusion_thread(&device);
+        // Called on the fusion thread, for each new stream. `install_registration` and CubeCL's
+        // fusers ask CubeCL's registry for a client: a watched wait.
         shared_device::stream_started(&device);
         stall::watch_this_fusion_thread::<R>(&device);
+        let _busy = stall::fusion_thread_busy();
+        install_registration::<R>(&device);
+        registration::on_fusion_thread(&device);
         FusionCubeRuntime::<R>::fusers(device.clone())
             .into_iter()
             .map(|inner| {

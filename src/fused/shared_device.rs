@@ -11,18 +11,33 @@
 //! leaves such work behind (the tensors it drops), so the first use of the other backend right
 //! after it hangs.
 //!
-//! [`share_device`] creates both servers at a moment the fusion thread has nothing queued, so
-//! neither is created later.
+//! Which server to create first cannot be read from cubecl-common: its registry is private,
+//! and asking it for a server creates that server. Work submitted to a fusion server waits in
+//! the device's channel, unseen, until a flush (a read, a sync, a full batch, another server's
+//! creation), so "nothing queued" is known only for this crate's server, and only once its
+//! fusion thread has started a stream there. Hence two rules:
+//!
+//! * [`share_device`], for programs that run both backends, creates both servers: this crate's
+//!   first when it has started a stream on the device, burn's first otherwise (right after a
+//!   run on burn's backend, or before either has touched the device).
+//! * A [`Session`](crate::Session) creates no server its program does not use: it waits for
+//!   this crate's server when that has started a stream, then for the session's own backend
+//!   ([`settle_for_session`]). A program that makes its model on `fused::Wgpu` and then starts
+//!   a session meets no creation at all.
+//!
+//! Every wait here is watched (`stall`): a deadlock that remains is told within 30 s, with the
+//! fix.
 
+use std::any::Any;
 use std::sync::{Mutex, PoisonError};
 
-use burn_backend::DeviceId;
+use burn_backend::{Backend, DeviceId};
 use burn_cubecl::CubeRuntime;
 use burn_cubecl::fusion::FusionCubeRuntime;
 use burn_fusion::client::GlobalFusionClient;
 use burn_std::device::Device;
 
-use super::ProfiledCubeRuntime;
+use super::{ProfiledCubeRuntime, stall};
 
 /// The devices this crate's fusion server has started a stream on.
 static STREAMS_STARTED: Mutex<Vec<DeviceId>> = Mutex::new(Vec::new());
@@ -50,12 +65,12 @@ fn has_started_a_stream(device: &impl Device) -> bool {
 /// `Cuda` with burn's default features, and `Profiled<Fusion<..>>`) and this crate's
 /// ([`fused::Wgpu`](crate::fused), [`fused::Cuda`](crate::fused)) in one process, in any order.
 ///
-/// Call it once per device before the second of the two backends first touches the device:
-/// at the start of the program, or between the two runs. It waits for what either backend has
-/// queued on the device, then creates the fusion server the other needs. A
-/// [`Session`](crate::Session) started on a fused device calls it. Without it, the first use of
-/// the second backend can hang for ever inside cubecl-common 0.10 (the module docs say why);
-/// this crate stops the process with a message where it can see that happen.
+/// Only programs that run both need it. Call it once per device, at one of two moments: before
+/// either backend first touches the device (the start of the program), or between the two
+/// runs, after the first one's last use (a read of its results: `into_scalar`, `into_data`)
+/// and before the second one's first. It waits for what either backend has queued on the
+/// device, then creates the fusion server the other needs. Without it, the first use of the
+/// second backend can hang for ever inside cubecl-common 0.10 (the module docs say why).
 ///
 /// ```no_run
 /// use burn::backend::wgpu::{WgpuDevice, WgpuRuntime};
@@ -66,12 +81,15 @@ fn has_started_a_stream(device: &impl Device) -> bool {
 /// ```
 ///
 /// It must not run while another thread is submitting work to the device's other backend.
+/// Called at another moment (a model made on `fused::Wgpu` but not yet run, then this), it may
+/// still meet the deadlock: the process then stops within 30 s with this advice, never hangs.
 pub fn share_device<R: CubeRuntime>(device: &R::CubeDevice) {
+    let _waits = stall::user_thread_waits::<R>(device, "fused::share_device");
     let burns = || GlobalFusionClient::<FusionCubeRuntime<R>>::load(device);
     let ours = || GlobalFusionClient::<ProfiledCubeRuntime<R>>::load(device);
     // Each `load` below creates its server only after the other server's queue has run
     // (`sync` waits for everything queued before it on the fusion thread). This crate's server
-    // has queued work only once it started a stream; before that, creating burn's first is safe.
+    // has queued work only once it exists, and it is known to exist once it started a stream.
     if has_started_a_stream(device) {
         ours().sync(|| ());
         burns().sync(|| ());
@@ -81,15 +99,27 @@ pub fn share_device<R: CubeRuntime>(device: &R::CubeDevice) {
     }
 }
 
-/// [`share_device`] for a device of a runtime this build has (Wgpu, Cuda); nothing for others.
-pub(crate) fn share_device_if_cubecl(device: &dyn std::any::Any) {
+/// Before a [`Session`](crate::Session) on `device`, a device of the fused backend `B`: waits
+/// for this crate's fusion server there when it has started a stream (it exists, and may have
+/// work queued), then for `B`'s (`B::sync`, which creates `B`'s server if the program has not
+/// yet: its first op would). Creates no server the program does not use. Watched (`stall`).
+pub(crate) fn settle_for_session<B: Backend>(device: &B::Device) {
+    let any: &dyn Any = device;
     #[cfg(feature = "wgpu")]
-    if let Some(device) = device.downcast_ref::<burn_cubecl::cubecl::wgpu::WgpuDevice>() {
-        share_device::<burn_cubecl::cubecl::wgpu::WgpuRuntime>(device);
+    if let Some(cube_device) = any.downcast_ref::<burn_cubecl::cubecl::wgpu::WgpuDevice>() {
+        return settle::<B, burn_cubecl::cubecl::wgpu::WgpuRuntime>(device, cube_device);
     }
     #[cfg(feature = "cuda")]
-    if let Some(device) = device.downcast_ref::<burn_cubecl::cubecl::cuda::CudaDevice>() {
-        share_device::<burn_cubecl::cubecl::cuda::CudaRuntime>(device);
+    if let Some(cube_device) = any.downcast_ref::<burn_cubecl::cubecl::cuda::CudaDevice>() {
+        return settle::<B, burn_cubecl::cubecl::cuda::CudaRuntime>(device, cube_device);
     }
-    let _ = device;
+    let _ = (any, B::sync(device));
+}
+
+fn settle<B: Backend, R: CubeRuntime>(device: &B::Device, cube_device: &R::CubeDevice) {
+    let _waits = stall::user_thread_waits::<R>(cube_device, "Session::start");
+    if has_started_a_stream(cube_device) {
+        GlobalFusionClient::<ProfiledCubeRuntime<R>>::load(cube_device).sync(|| ());
+    }
+    let _ = B::sync(device);
 }

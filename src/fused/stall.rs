@@ -1,12 +1,18 @@
-//! A fusion thread stuck in cubecl-common 0.10's registry lock, told and stopped rather than
-//! left to hang (`shared_device` says how the deadlock comes about).
+//! A wait stuck in cubecl-common 0.10's registry lock, told and stopped rather than left to hang
+//! (`shared_device` says how the deadlock comes about).
 //!
-//! A fuser closing a block asks the registry for a client, which takes microseconds. A watcher
-//! thread looks once a second at the fusion threads closing a block: one that has been at it
-//! for [`STALLED`] is probed by asking the registry for a client from a fresh thread. If that
-//! does not come back within [`PROBE`] either, another thread holds the registry lock while it
-//! waits for this fusion thread, which waits for the lock: nothing can move again. The watcher
-//! says so, and what to do, and ends the process.
+//! Every wait of this crate's code that can meet the deadlock is watched: on the fusion thread,
+//! a fuser closing a block and a new stream getting its fusers (each asks the registry for a
+//! client, which takes microseconds); on the user's thread, [`share_device`] and a
+//! [`Session`](crate::Session) waiting for a fused device (they may create a fusion server,
+//! which holds the registry's lock until the fusion thread has run everything queued before
+//! it). A watcher thread looks once a second: a wait that has lasted [`STALLED`] is probed by
+//! asking the registry for a client from a fresh thread. If that does not come back within
+//! [`PROBE`] either, one thread holds the registry lock while it waits for the fusion thread,
+//! which waits for the lock: nothing can move again. The watcher says so, and what to do, and
+//! ends the process, [`STALLED`] + [`PROBE`] + a second at most after the wait began.
+//!
+//! [`share_device`]: super::share_device
 
 use std::cell::OnceCell;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -15,108 +21,155 @@ use std::time::{Duration, Instant};
 
 use burn_cubecl::CubeRuntime;
 
-/// How long a fuser may take to close a block before the registry is probed. Long: on several
-/// devices the registry's lock can be held for a while by a creation queued behind a busy
-/// runner of another device, and stopping a healthy run would be worse than a late word.
-const STALLED: Duration = Duration::from_secs(20);
-/// How long the probe may wait for the registry lock before the process is stopped.
+/// How long a watched wait may last before the registry is probed. A fuser closes a block in
+/// microseconds, but a session's first sync may run a whole queue (seconds, or minutes of
+/// compilation and autotuning on a first run): only a registry that does not answer stops the
+/// process, never a long wait alone.
+const STALLED: Duration = Duration::from_secs(15);
+/// How long the probe may wait for the registry lock before the process is stopped. Long: on
+/// several devices the lock can be held for a while by a creation queued behind a busy runner
+/// of another device, and stopping a healthy run would be worse than a late word.
 const PROBE: Duration = Duration::from_secs(10);
 
-/// One fusion thread, as the watcher sees it.
-struct FusionThread {
-    /// When its fuser started closing a block, in ns since [`EPOCH`] (plus one); 0 when not.
-    closing_since: AtomicU64,
-    device: String,
-    /// Asks the registry for a client of the thread's device.
+/// One watched thread, as the watcher sees it.
+struct Waiter {
+    /// When its watched wait began, in ns since [`EPOCH`] (plus one); 0 when not waiting.
+    since: AtomicU64,
+    /// Who waits, for the message: "the fusion thread of DefaultDevice".
+    who: String,
+    /// Asks the registry for a client of the waiter's device.
     probe: Box<dyn Fn() + Send + Sync>,
 }
 
 static EPOCH: LazyLock<Instant> = LazyLock::new(Instant::now);
-static WATCHED: Mutex<Vec<Arc<FusionThread>>> = Mutex::new(Vec::new());
+static WATCHED: Mutex<Vec<Arc<Waiter>>> = Mutex::new(Vec::new());
 
 thread_local! {
-    static THIS_THREAD: OnceCell<Arc<FusionThread>> = const { OnceCell::new() };
+    /// This thread's entry, when it is a fusion thread.
+    static FUSION_THREAD: OnceCell<Arc<Waiter>> = const { OnceCell::new() };
 }
 
 fn now_ns() -> u64 {
     EPOCH.elapsed().as_nanos() as u64 + 1
 }
 
+fn waiter<R: CubeRuntime>(device: &R::CubeDevice, who: String, since: u64) -> Arc<Waiter> {
+    let probed = device.clone();
+    Arc::new(Waiter {
+        since: AtomicU64::new(since),
+        who,
+        probe: Box::new(move || drop(R::client(&probed))),
+    })
+}
+
+fn watch(waiter: Arc<Waiter>) {
+    WATCHED
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .push(waiter);
+    static WATCHER: Once = Once::new();
+    WATCHER.call_once(|| {
+        let spawned = std::thread::Builder::new()
+            .name("burn-profiled fusion watcher".to_owned())
+            .spawn(watch_loop);
+        if let Err(error) = spawned {
+            eprintln!(
+                "burn-profiled: cannot start the thread that watches fused devices for a \
+                 deadlock ({error}); a hang there will go untold"
+            );
+        }
+    });
+}
+
+fn unwatch(waiter: &Arc<Waiter>) {
+    WATCHED
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .retain(|other| !Arc::ptr_eq(other, waiter));
+}
+
 /// Watches this thread, the fusion thread of `device`, from now on (once per thread).
 pub(super) fn watch_this_fusion_thread<R: CubeRuntime>(device: &R::CubeDevice) {
-    THIS_THREAD.with(|this| {
+    FUSION_THREAD.with(|this| {
         this.get_or_init(|| {
-            let probed = device.clone();
-            let thread = Arc::new(FusionThread {
-                closing_since: AtomicU64::new(0),
-                device: format!("{device:?}"),
-                probe: Box::new(move || drop(R::client(&probed))),
-            });
-            WATCHED
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .push(thread.clone());
-            static WATCHER: Once = Once::new();
-            WATCHER.call_once(|| {
-                let spawned = std::thread::Builder::new()
-                    .name("burn-profiled fusion watcher".to_owned())
-                    .spawn(watch);
-                if let Err(error) = spawned {
-                    eprintln!(
-                        "burn-profiled: cannot start the thread that watches fusion threads for \
-                         a deadlock ({error}); a hang there will go untold"
-                    );
-                }
-            });
+            let thread = waiter::<R>(device, format!("the fusion thread of {device:?}"), 0);
+            watch(thread.clone());
             thread
         });
     });
 }
 
-/// Marks this fusion thread as closing a block until the guard drops.
-pub(super) fn closing_a_block() -> Closing {
-    let thread = THIS_THREAD.with(|this| this.get().cloned());
+/// Marks this fusion thread as waiting (a block's close, a stream's fusers) until the guard
+/// drops; nothing on a thread that is not watched.
+pub(super) fn fusion_thread_busy() -> FusionThreadBusy {
+    let thread = FUSION_THREAD.with(|this| this.get().cloned());
     if let Some(thread) = &thread {
-        thread.closing_since.store(now_ns(), Ordering::Relaxed);
+        thread.since.store(now_ns(), Ordering::Relaxed);
     }
-    Closing(thread)
+    FusionThreadBusy(thread)
 }
 
-/// See [`closing_a_block`].
-pub(super) struct Closing(Option<Arc<FusionThread>>);
+/// See [`fusion_thread_busy`].
+pub(super) struct FusionThreadBusy(Option<Arc<Waiter>>);
 
-impl Drop for Closing {
+impl Drop for FusionThreadBusy {
     fn drop(&mut self) {
         if let Some(thread) = &self.0 {
-            thread.closing_since.store(0, Ordering::Relaxed);
+            thread.since.store(0, Ordering::Relaxed);
         }
     }
 }
 
-fn watch() {
+/// Watches the calling thread's wait on `device` until the guard drops; `what` names the
+/// wait for the message ("Session::start").
+pub(super) fn user_thread_waits<R: CubeRuntime>(
+    device: &R::CubeDevice,
+    what: &str,
+) -> UserThreadWaits {
+    let thread = std::thread::current();
+    let who = format!(
+        "{what} on the thread `{}`, waiting for {device:?},",
+        thread.name().unwrap_or("unnamed")
+    );
+    let waiter = waiter::<R>(device, who, now_ns());
+    watch(waiter.clone());
+    UserThreadWaits(waiter)
+}
+
+/// See [`user_thread_waits`].
+pub(super) struct UserThreadWaits(Arc<Waiter>);
+
+impl Drop for UserThreadWaits {
+    fn drop(&mut self) {
+        self.0.since.store(0, Ordering::Relaxed);
+        unwatch(&self.0);
+    }
+}
+
+fn watch_loop() {
     loop {
         std::thread::sleep(Duration::from_secs(1));
-        let threads = WATCHED
+        let waiters = WATCHED
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone();
-        for thread in threads {
-            let since = thread.closing_since.load(Ordering::Relaxed);
+        for waiter in waiters {
+            let since = waiter.since.load(Ordering::Relaxed);
             if since == 0 || now_ns().saturating_sub(since) < STALLED.as_nanos() as u64 {
                 continue;
             }
-            if !registry_is_held(&thread) || thread.closing_since.load(Ordering::Relaxed) != since {
+            if !registry_is_held(&waiter) || waiter.since.load(Ordering::Relaxed) != since {
                 continue;
             }
-            stop(&thread.device, now_ns().saturating_sub(since));
+            stop(&waiter.who, now_ns().saturating_sub(since));
         }
     }
 }
 
-/// Whether asking the registry for a client of `thread`'s device waits longer than [`PROBE`].
-fn registry_is_held(thread: &Arc<FusionThread>) -> bool {
+/// Whether asking the registry for a client of `waiter`'s device waits longer than [`PROBE`].
+fn registry_is_held(waiter: &Arc<Waiter>) -> bool {
     let (done, waited) = mpsc::channel();
-    let probed = thread.clone();
+    let probed = waiter.clone();
     let spawned = std::thread::Builder::new()
         .name("burn-profiled registry probe".to_owned())
         .spawn(move || {
@@ -127,27 +180,25 @@ fn registry_is_held(thread: &Arc<FusionThread>) -> bool {
 }
 
 /// The text [`stop`] writes.
-pub(super) fn deadlock_message(device: &str, waited: Duration) -> String {
+pub(super) fn deadlock_message(who: &str, waited: Duration) -> String {
     format!(
-        "burn-profiled: stopping the process: the fusion thread of {device} has waited {} s for \
-         CubeCL's device registry, which another thread holds while it waits for this fusion \
-         thread (a deadlock of cubecl-common 0.10). It comes from using a second fused backend \
-         on the device for the first time (burn's own fused Wgpu or Cuda, or \
-         Profiled<Fusion<..>>, after burn_profiled::fused, or the other way round) while the \
-         first still had work queued. Call burn_profiled::fused::share_device::<R>(&device) \
-         (R: WgpuRuntime, CudaRuntime) before the second backend's first use, or start a \
-         burn_profiled Session on the device (it does the same). See \
+        "burn-profiled: stopping the process: {who} has waited {} s in a deadlock of \
+         cubecl-common 0.10: a thread holds CubeCL's device registry while it waits for the \
+         device's fusion thread, and the fusion thread waits for the registry. It comes from \
+         using a second fused backend on the device for the first time (burn's own fused Wgpu \
+         or Cuda, or Profiled<Fusion<..>>, and burn_profiled::fused, in either order) while \
+         the first still had work queued. Call \
+         burn_profiled::fused::share_device::<R>(&device) (R: WgpuRuntime, CudaRuntime) \
+         before either backend first touches the device, or after the first one's last use \
+         (a read of its results) and before the second one's first. See \
          docs/guide/how-it-works.md, \"What can share a device\".",
         waited.as_secs()
     )
 }
 
-fn stop(device: &str, waited_ns: u64) -> ! {
+fn stop(who: &str, waited_ns: u64) -> ! {
     use std::io::Write;
-    eprintln!(
-        "{}",
-        deadlock_message(device, Duration::from_nanos(waited_ns))
-    );
+    eprintln!("{}", deadlock_message(who, Duration::from_nanos(waited_ns)));
     let _ = std::io::stdout().flush();
     // Not `exit`: its handlers may wait for the threads that are stuck.
     // SAFETY: `_exit` ends the process; nothing after it runs.
@@ -159,12 +210,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_message_names_the_device_the_cause_and_the_fix() {
-        let text = deadlock_message("DefaultDevice", Duration::from_secs(10));
+    fn the_message_names_the_waiter_the_cause_and_the_fix() {
+        let text = deadlock_message(
+            "the fusion thread of DefaultDevice",
+            Duration::from_secs(10),
+        );
         assert!(
             text.starts_with(
                 "burn-profiled: stopping the process: the fusion thread of DefaultDevice has \
-                 waited 10 s for CubeCL's device registry"
+                 waited 10 s in a deadlock of cubecl-common 0.10"
             ),
             "the message says what stopped and where: {text}"
         );
@@ -172,5 +226,13 @@ mod tests {
             text.contains("burn_profiled::fused::share_device::<R>(&device)"),
             "the message gives the fix: {text}"
         );
+    }
+
+    /// The watcher stops a process within 30 s of the wait's start (the issue users met was
+    /// silence for ever): the probe starts after `STALLED`, lasts `PROBE`, and the watcher
+    /// looks once a second.
+    #[test]
+    fn a_deadlock_is_told_within_30_seconds() {
+        assert!(STALLED + PROBE + Duration::from_secs(2) <= Duration::from_secs(30));
     }
 }

@@ -3,105 +3,14 @@
 //! bit for bit. Each pair runs in a child process (`two-backends`) under a timeout that turns a
 //! hang into a failure showing where every thread of the child was.
 
-use std::io::Read;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+mod support;
 
-/// Far more than a run needs here (a few seconds), far less than a hang.
-const TIMEOUT: Duration = Duration::from_secs(180);
+use std::time::Duration;
 
-struct Ran {
-    status: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
+use support::{Ran, TIMEOUT};
 
-impl Ran {
-    /// The losses printed for `backend`, as f32 bits.
-    fn losses(&self, backend: &str) -> Vec<String> {
-        let prefix = format!("losses {backend} ");
-        let line = self
-            .stdout
-            .lines()
-            .find_map(|line| line.strip_prefix(&prefix))
-            .unwrap_or_else(|| {
-                panic!(
-                    "no losses for {backend} in the output:\n{}\n{}",
-                    self.stdout, self.stderr
-                )
-            });
-        line.split(' ').map(str::to_owned).collect()
-    }
-}
-
-/// Where each thread of `child` is: gdb's backtraces where gdb is installed, else each thread's
-/// name, state and kernel wait channel from /proc.
-fn threads_of(child: &Child) -> String {
-    let pid = child.id().to_string();
-    if let Ok(out) = Command::new("gdb")
-        .args(["-p", &pid, "-batch", "-ex", "thread apply all bt 20"])
-        .output()
-        && out.status.success()
-    {
-        return String::from_utf8_lossy(&out.stdout).into_owned();
-    }
-    let mut text = String::new();
-    let tasks = std::fs::read_dir(format!("/proc/{pid}/task"))
-        .into_iter()
-        .flatten();
-    for task in tasks.flatten() {
-        let read = |file: &str| std::fs::read_to_string(task.path().join(file)).unwrap_or_default();
-        text.push_str(&format!(
-            "{} {} wchan={}\n",
-            read("comm").trim(),
-            read("stat").split(' ').nth(2).unwrap_or("?"),
-            read("wchan")
-        ));
-    }
-    text
-}
-
-/// Runs `two-backends` with `args`, failing with the threads' state if it outlasts `timeout`.
 fn run_within(args: &[&str], timeout: Duration) -> Ran {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_two-backends"))
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the two-backends binary starts");
-    let pipe = |mut source: Box<dyn Read + Send>| {
-        std::thread::spawn(move || {
-            let mut text = String::new();
-            let _ = source.read_to_string(&mut text);
-            text
-        })
-    };
-    let stdout = pipe(Box::new(child.stdout.take().expect("piped stdout")));
-    let stderr = pipe(Box::new(child.stderr.take().expect("piped stderr")));
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("the child can be waited for") {
-            break status;
-        }
-        if started.elapsed() > timeout {
-            let threads = threads_of(&child);
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!(
-                "two-backends {} hung for {} s; its threads:\n{threads}\nstdout:\n{}\nstderr:\n{}",
-                args.join(" "),
-                timeout.as_secs(),
-                stdout.join().unwrap_or_default(),
-                stderr.join().unwrap_or_default()
-            );
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
-    Ran {
-        status: status.code(),
-        stdout: stdout.join().unwrap_or_default(),
-        stderr: stderr.join().unwrap_or_default(),
-    }
+    support::run_within(env!("CARGO_BIN_EXE_two-backends"), args, timeout)
 }
 
 fn run(args: &[&str]) -> Ran {
@@ -163,11 +72,31 @@ fn the_profiled_fused_wgpu_then_burns_train_with_share_device_between() {
     both_train_as_alone("fused", "burn", Some("--share"));
 }
 
-/// A `Session` started on the second backend makes the device safe, as `share_device` does.
+/// A `Session` started on burn's fused Wgpu after the profiled one ran waits for the profiled
+/// one's queue (its server is known to exist) before it creates burn's: both train.
 #[test]
-fn a_session_started_after_the_other_backend_ran_makes_the_device_safe_in_both_orders() {
-    both_train_as_alone("burn", "fused", Some("--session"));
+fn a_session_started_on_burns_fused_wgpu_after_the_profiled_one_ran_makes_the_device_safe() {
     both_train_as_alone("fused", "burn", Some("--session"));
+}
+
+/// The other order needs `share_device` between the runs: a session cannot tell burn's queued
+/// work from none (cubecl-common shows neither), and it creates no server its program does not
+/// use. The session's wait for the device is watched: it stops with the fix instead of hanging.
+#[test]
+fn a_session_started_on_the_profiled_fused_wgpu_right_after_burns_run_stops_with_the_fix() {
+    let ran = run_within(&["burn", "fused", "--session"], Duration::from_secs(120));
+    assert_eq!(ran.status, Some(101), "stops with 101:\n{}", ran.stderr);
+    assert_eq!(ran.losses("burn"), alone("burn"), "the first run completes");
+    assert!(
+        ran.stderr.contains(
+            "burn-profiled: stopping the process: Session::start on the thread `main`, waiting \
+             for DefaultDevice, has waited"
+        ) && ran
+            .stderr
+            .contains("Call burn_profiled::fused::share_device::<R>(&device)"),
+        "says which wait stopped and what to call:\n{}",
+        ran.stderr
+    );
 }
 
 /// `Profiled<Fusion<..>>` (Profiled outside burn's fused Wgpu) uses burn's fusion server: the
