@@ -89,8 +89,10 @@ fn main() -> ExitCode {
     let args = Args::parse();
     match diff::run(&args) {
         Ok(report) => {
-            burn_profiled_core::cli_output::print(&report.text);
-            ExitCode::from(if report.consistent { 0 } else { 1 })
+            match burn_profiled_core::cli_output::print_or_exit("burn-dump-diff", &report.text) {
+                Ok(()) => ExitCode::from(if report.consistent { 0 } else { 1 }),
+                Err(code) => code,
+            }
         }
         Err(Unusable(message)) => {
             eprintln!("burn-dump-diff: {message}");
