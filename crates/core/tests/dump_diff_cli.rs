@@ -683,3 +683,21 @@ fn tens_of_thousands_of_keys_are_paired_by_name() {
         out.stdout
     );
 }
+
+/// `--help` states the exit codes and the promise behind exit 2.
+#[test]
+fn the_help_states_the_exit_codes_and_the_promise() {
+    let output = Command::new(env!("CARGO_BIN_EXE_burn-dump-diff"))
+        .arg("--help")
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&output.stdout);
+    for promise in [
+        "Exit status: 0 consistent",
+        "2 unusable",
+        "names the file",
+        "panic or hang",
+    ] {
+        assert!(help.contains(promise), "says {promise:?}: {help}");
+    }
+}

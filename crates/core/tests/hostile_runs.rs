@@ -385,3 +385,24 @@ fn tens_of_thousands_of_op_rows_are_matched_one_to_one() {
         "each matched to the row of its own key"
     );
 }
+
+/// A user reads what exit 2 means where they look first: each command's `--help` states the
+/// exit codes and the promise.
+#[test]
+fn every_commands_help_states_the_exit_codes_and_the_promise() {
+    for command in [&["--help"][..], &["report", "--help"], &["diff", "--help"]] {
+        let args: Vec<&std::ffi::OsStr> = command.iter().map(std::ffi::OsStr::new).collect();
+        let (help, _) = stdout_stderr(&burn_profiled(&args));
+        for promise in [
+            "Exit status: 0",
+            "2 unusable input",
+            "names the file",
+            "panic or hang",
+        ] {
+            assert!(
+                help.contains(promise),
+                "{command:?} says {promise:?}: {help}"
+            );
+        }
+    }
+}

@@ -41,6 +41,7 @@ struct Args {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    #[command(after_help = EXIT_STATUS)]
     /// Writes a run's report: one HTML file that opens from disk (step times, time by phase,
     /// top ops, the op table, the stopwatch, memory).
     Report {
@@ -50,6 +51,7 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    #[command(after_help = EXIT_STATUS)]
     /// Compares two runs, or two sides of several runs each: step time with a verdict that
     /// accounts for noise, and each op's time per step before and after.
     ///
