@@ -595,3 +595,109 @@ fn a_closed_pipe_ends_the_report_quietly() {
     );
     assert_eq!(output.status.code(), Some(0), "the verdict's status");
 }
+
+/// `>/dev/full`: the report was lost and the exit status still said consistent. A failure to
+/// write standard output other than a closed pipe is exit 2.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_full_standard_output_exits_2() {
+    let d = dirs();
+    for dir in [&d.reference, &d.current] {
+        write_json(dir, 0, "tensors", X_REFERENCE);
+    }
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_burn-dump-diff"))
+        .arg(&d.reference)
+        .arg(&d.current)
+        .stdout(full)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr),
+        "burn-dump-diff: cannot write to standard output: No space left on device (os error 28)\n"
+    );
+}
+
+/// A string leaf that no file can be named (300 characters ending in `.bin`, or a NUL in it)
+/// was tried as a file: `File name too long`, exit 2. It names no blob of the dump, so it is
+/// compared as the string it is.
+#[test]
+fn a_string_that_names_no_blob_is_compared_as_a_string() {
+    let long = format!("{}.bin", "x".repeat(296));
+    for name in [long.as_str(), "a\\u0000b.bin"] {
+        let d = dirs();
+        let json = |value: &str| format!(r#"{{"note": "{value}"}}"#);
+        write_json(&d.reference, 0, "tensors", &json(name));
+        write_json(&d.current, 0, "tensors", &json(name));
+        let out = diff(&d, &[]);
+        assert_eq!(out.code, 0, "equal strings: {}", out.stderr);
+        write_json(&d.current, 0, "tensors", &json("other.bin"));
+        let out = diff(&d, &[]);
+        assert_eq!(out.code, 1, "{}", out.stderr);
+        assert!(
+            out.stdout.contains("  Mismatch at path: note\n"),
+            "{}",
+            out.stdout
+        );
+    }
+}
+
+/// Key lookups were a search per key (150k keys a side: minutes). They are indexed now; this
+/// holds the result on keys enough to show a quadratic path, in reverse order on one side
+/// and one key changed (the time is the benchmark's, `benches/tools.rs`).
+#[test]
+fn tens_of_thousands_of_keys_are_paired_by_name() {
+    let d = dirs();
+    let keys = 20_000;
+    let object = |reverse: bool, changed: Option<usize>| {
+        let mut entries: Vec<String> = (0..keys)
+            .map(|i| {
+                let value = if Some(i) == changed { 1.5 } else { 0.5 };
+                format!(r#""key_{i}": {{"v": {value}}}"#)
+            })
+            .collect();
+        if reverse {
+            entries.reverse();
+        }
+        format!("{{{}}}", entries.join(", "))
+    };
+    write_json(&d.reference, 0, "tensors", &object(false, None));
+    write_json(&d.current, 0, "tensors", &object(true, None));
+    assert_eq!(diff(&d, &[]).code, 0, "the same keys in another order");
+    write_json(&d.current, 0, "tensors", &object(true, Some(12_345)));
+    let out = diff(&d, &[]);
+    assert_eq!(out.code, 1);
+    assert!(
+        out.stdout
+            .contains("  Numerical mismatch at path: key_12345.v\n"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("(1 mismatch in 1 of 1 file compared"),
+        "{}",
+        out.stdout
+    );
+}
+
+/// `--help` states the exit codes and the promise behind exit 2.
+#[test]
+fn the_help_states_the_exit_codes_and_the_promise() {
+    let output = Command::new(env!("CARGO_BIN_EXE_burn-dump-diff"))
+        .arg("--help")
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&output.stdout);
+    for promise in [
+        "Exit status: 0 consistent",
+        "2 unusable",
+        "names the file",
+        "panic or hang",
+    ] {
+        assert!(help.contains(promise), "says {promise:?}: {help}");
+    }
+}

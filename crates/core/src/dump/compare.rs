@@ -10,7 +10,7 @@
 //! mismatches hidden by the per-tensor limit still fail the comparison (the original reports
 //! "consistent" when the limit is 0) and are counted in a line of their own.
 
-use super::json::{PyJson, abs_difference};
+use super::json::{PyJson, abs_difference, key_positions};
 use crate::python;
 
 /// How [`compare`] judges.
@@ -180,8 +180,9 @@ impl Walk<'_> {
             (r, PyJson::Numbers(c)) => self.node(r, &c.to_lists(), steps, tensor_root, out),
             (PyJson::Object(r), PyJson::Object(c)) => {
                 let parent = structure_path(steps);
+                let (r_keys, c_keys) = (key_positions(r), key_positions(c));
                 for (key, r_value) in r {
-                    match c.iter().find(|(k, _)| k == key) {
+                    match c_keys.get(key.as_str()).map(|&at| &c[at]) {
                         None if self.options.allow_missing_in_current => {}
                         None => self.push(out, format!("  Missing key '{key}' at path: {parent} in current data but present in reference"), f64::INFINITY),
                         Some((_, c_value)) => {
@@ -192,7 +193,7 @@ impl Walk<'_> {
                     }
                 }
                 if !self.options.allow_missing_in_reference {
-                    for (key, _) in c.iter().filter(|(k, _)| !r.iter().any(|(rk, _)| rk == k)) {
+                    for (key, _) in c.iter().filter(|(k, _)| !r_keys.contains_key(k.as_str())) {
                         self.push(out, format!("  Extra key '{key}' at path: {parent} in current data but not present in reference"), f64::INFINITY);
                     }
                 }

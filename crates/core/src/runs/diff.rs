@@ -3,11 +3,12 @@
 //! rewrite removed or added), device time and memory peaks when both have them, and what the
 //! runs were run with that differs (backend, versions, settings).
 
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 
 use serde_json::Value;
 
-use super::{Run, noise, time_text};
+use super::{OpRow, Run, noise, time_text};
 use crate::units::bytes_text;
 
 /// How far apart two processes of one program can be with nothing changed, in percent of the
@@ -367,48 +368,76 @@ fn peak(runs: &[Run], name: &str) -> Option<u64> {
 /// Every op and phase of either side: its host and device time per step in each run of a
 /// side (0 in a run without it), their means, and with several runs a side whether the host
 /// time changed beyond the spread between runs; largest change first.
+/// A side's runs, each with its rows by op and phase.
+struct Indexed<'a> {
+    runs: &'a [Run],
+    rows: Vec<HashMap<(&'a str, &'a str), usize>>,
+}
+
+impl<'a> Indexed<'a> {
+    fn new(runs: &'a [Run]) -> Self {
+        let rows = runs
+            .iter()
+            .map(|run| {
+                let mut rows = HashMap::with_capacity(run.ops.len());
+                for (at, row) in run.ops.iter().enumerate() {
+                    rows.entry((row.op.as_str(), row.phase.as_str()))
+                        .or_insert(at);
+                }
+                rows
+            })
+            .collect();
+        Indexed { runs, rows }
+    }
+
+    /// Each run's row of `key`, `None` where the run lacks it.
+    fn rows_of(&self, key: (&str, &str)) -> impl Iterator<Item = (&'a Run, Option<&'a OpRow>)> {
+        self.runs
+            .iter()
+            .zip(&self.rows)
+            .map(move |(run, rows)| (run, rows.get(&key).map(|&at| &run.ops[at])))
+    }
+}
+
 fn op_changes(before: &[Run], after: &[Run]) -> Vec<OpChange> {
+    // Each run's rows by op and phase, and every key in the order first met: one pass over
+    // the rows, a lookup per key and run (a search of the rows per key was quadratic: 100k
+    // rows a side took minutes).
+    let (before_rows, after_rows) = (Indexed::new(before), Indexed::new(after));
+    let mut seen: HashSet<(&str, &str)> = HashSet::new();
     let mut keys: Vec<(&str, &str)> = Vec::new();
     for row in before.iter().chain(after).flat_map(|run| &run.ops) {
-        if !keys.contains(&(row.op.as_str(), row.phase.as_str())) {
-            keys.push((row.op.as_str(), row.phase.as_str()));
+        let key = (row.op.as_str(), row.phase.as_str());
+        if seen.insert(key) {
+            keys.push(key);
         }
     }
     // Per run: the op's host and device time per step, `None` when the run lacks it.
-    let per_run = |runs: &[Run], (op, phase): (&str, &str)| -> Vec<Option<(f64, Option<f64>)>> {
-        runs.iter()
-            .map(|run| {
+    let per_run = |side: &Indexed, key: (&str, &str)| -> Vec<Option<(f64, Option<f64>)>> {
+        side.rows_of(key)
+            .map(|(run, row)| {
                 let steps = run.measured_steps.max(1) as f64;
-                run.ops
-                    .iter()
-                    .find(|row| row.op == op && row.phase == phase)
-                    .map(|row| {
-                        (
-                            row.total_ns as f64 / steps,
-                            row.device_total_ns.map(|ns| ns as f64 / steps),
-                        )
-                    })
+                row.map(|row| {
+                    (
+                        row.total_ns as f64 / steps,
+                        row.device_total_ns.map(|ns| ns as f64 / steps),
+                    )
+                })
             })
             .collect()
     };
     let mean = |values: &[f64]| values.iter().sum::<f64>() / values.len() as f64;
-    let share = |runs: &[Run], (op, phase): (&str, &str)| -> Option<f64> {
-        let shares: Vec<f64> = runs
-            .iter()
-            .filter_map(|run| {
-                let row = run
-                    .ops
-                    .iter()
-                    .find(|row| row.op == op && row.phase == phase)?;
-                row.roofline.as_ref()?.share
-            })
+    let share = |side: &Indexed, key: (&str, &str)| -> Option<f64> {
+        let shares: Vec<f64> = side
+            .rows_of(key)
+            .filter_map(|(_, row)| row?.roofline.as_ref()?.share)
             .collect();
         (!shares.is_empty()).then(|| mean(&shares))
     };
     let mut ops: Vec<OpChange> = keys
         .into_iter()
         .map(|key| {
-            let (b, a) = (per_run(before, key), per_run(after, key));
+            let (b, a) = (per_run(&before_rows, key), per_run(&after_rows, key));
             let side = |runs: &[Option<(f64, Option<f64>)>]| {
                 if runs.iter().all(Option::is_none) {
                     return (None, None, Vec::new());
@@ -433,8 +462,8 @@ fn op_changes(before: &[Run], after: &[Run]) -> Vec<OpChange> {
                 before_device_ns,
                 after_device_ns,
                 beyond_noise,
-                before_share: share(before, key),
-                after_share: share(after, key),
+                before_share: share(&before_rows, key),
+                after_share: share(&after_rows, key),
             }
         })
         .collect();

@@ -164,6 +164,18 @@ pub enum RunError {
         /// What is wrong, with the line and column.
         message: String,
     },
+    /// A number in a file that no run can have (a negative or non-finite step time, a peak of
+    /// 0, times that add up past what 64 bits hold): the comparison or the report would show
+    /// a figure that means nothing.
+    #[error("{}: {field}: {why}", .path.display())]
+    Impossible {
+        /// The file.
+        path: PathBuf,
+        /// The field at fault, as the file names it (`step_seconds[3]`).
+        field: String,
+        /// What is wrong with it, and what a run has instead.
+        why: String,
+    },
     /// A format version this crate does not read.
     #[error(
         "{}: format version {found} (this burn-profiled reads versions {OLDEST_RUN_FORMAT_VERSION} to {known}); compare it with the burn-profiled that wrote it",
@@ -225,7 +237,7 @@ impl Run {
             });
         }
         let run_path = dir.join("run.json");
-        if !run_path.is_file() {
+        if !regular_file(dir, "run.json")? {
             return Err(RunError::NotARun {
                 dir: dir.to_owned(),
                 why: "it has no run.json".to_owned(),
@@ -238,10 +250,12 @@ impl Run {
                 kind: "run.json",
                 message: error.to_string(),
             })?;
+        check_step_seconds(&run_path, &run.step_seconds)?;
         let ops_path = dir.join("ops.json");
-        let (ops, work) = match ops_path.is_file() {
+        let (ops, work) = match regular_file(dir, "ops.json")? {
             true => {
                 let file = read_versioned::<OpsFile>(&ops_path, "ops.json")?;
+                check_ops(&ops_path, &file)?;
                 (Some(file.rows), file.work)
             }
             false => (None, serde_json::Value::Null),
@@ -261,7 +275,7 @@ impl Run {
             .unwrap_or_default();
         let folded = |file: &str| -> Result<Option<String>, RunError> {
             let path = dir.join(file);
-            if !path.is_file() {
+            if !regular_file(dir, file)? {
                 return Ok(None);
             }
             std::fs::read_to_string(&path)
@@ -290,7 +304,7 @@ impl Run {
     /// comparison: `runs/before/1`, `runs/before/2`, ...).
     pub fn open_all(dir: impl AsRef<Path>) -> Result<Vec<Run>, RunError> {
         let dir = dir.as_ref();
-        if !dir.is_dir() || dir.join("run.json").is_file() {
+        if !dir.is_dir() || something_at(&dir.join("run.json")) {
             return Ok(vec![Run::open(dir)?]);
         }
         let entries = std::fs::read_dir(dir).map_err(|source| RunError::Read {
@@ -300,7 +314,7 @@ impl Run {
         let mut runs: Vec<PathBuf> = entries
             .filter_map(Result::ok)
             .map(|entry| entry.path())
-            .filter(|path| path.join("run.json").is_file())
+            .filter(|path| path.is_dir() && something_at(&path.join("run.json")))
             .collect();
         if runs.is_empty() {
             return Err(RunError::NotARun {
@@ -311,6 +325,126 @@ impl Run {
         runs.sort();
         runs.iter().map(Run::open).collect()
     }
+}
+
+/// Whether `dir` has the file `name`: `false` when nothing is there, `true` for a regular file
+/// (through symlinks), and an error naming it for anything else (a directory, a FIFO that
+/// would block the read, a symlink loop): "it has no run.json" would be wrong there.
+fn regular_file(dir: &Path, name: &str) -> Result<bool, RunError> {
+    let path = dir.join(name);
+    let not_a_file = |what: &str| RunError::NotARun {
+        dir: dir.to_owned(),
+        why: format!("its {name} is {what}, not a file"),
+    };
+    match std::fs::metadata(&path) {
+        Ok(metadata) if metadata.is_file() => Ok(true),
+        Ok(metadata) if metadata.is_dir() => Err(not_a_file("a directory")),
+        Ok(_) => Err(not_a_file("a FIFO, socket or device")),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            match std::fs::symlink_metadata(&path) {
+                Ok(_) => Err(not_a_file("a symlink to nothing")),
+                Err(_) => Ok(false),
+            }
+        }
+        Err(source) => Err(RunError::Read { path, source }),
+    }
+}
+
+/// Whether anything, even a broken symlink, is at `path`.
+fn something_at(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok()
+}
+
+/// The longest step a run can report, in seconds (a year): beyond it a time is corrupt, and
+/// two sides' ratio could overflow.
+const LONGEST_STEP_SECONDS: f64 = 365.0 * 24.0 * 3600.0;
+/// The shortest: the clock's resolution, one nanosecond. A step of 0 s was not measured.
+const SHORTEST_STEP_SECONDS: f64 = 1e-9;
+
+/// Checks `run.json`'s step times, once, where they are read: every one finite, from 1 ns to
+/// a year. The comparison divides by them and takes their logarithms.
+fn check_step_seconds(path: &Path, steps: &[f64]) -> Result<(), RunError> {
+    let impossible = |field: String, why: String| RunError::Impossible {
+        path: path.to_owned(),
+        field,
+        why,
+    };
+    if steps.len() > 1 && steps.iter().all(|step| *step == 0.0) {
+        return Err(impossible(
+            "step_seconds".to_owned(),
+            format!(
+                "all {} step times are 0 s: no step was measured (a step takes at least 1 ns)",
+                steps.len()
+            ),
+        ));
+    }
+    match steps
+        .iter()
+        .position(|step| !(SHORTEST_STEP_SECONDS..=LONGEST_STEP_SECONDS).contains(step))
+    {
+        Some(at) => Err(impossible(
+            format!("step_seconds[{at}]"),
+            format!(
+                "{} s is no step time: a step takes from 1 ns to a year",
+                steps[at]
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Checks `ops.json`'s numbers, once, where they are read: the rows' times and calls add up
+/// within 64 bits, the roofline's rates are finite and not negative, and the peaks, when
+/// given, finite and positive (the chart's axes are their logarithms).
+fn check_ops(path: &Path, file: &OpsFile) -> Result<(), RunError> {
+    let impossible = |field: String, why: &str| RunError::Impossible {
+        path: path.to_owned(),
+        field,
+        why: why.to_owned(),
+    };
+    type Field = fn(&OpRow) -> u64;
+    let sums: [(&str, Field); 3] = [
+        ("total_ns", |row| row.total_ns),
+        ("device_total_ns", |row| row.device_total_ns.unwrap_or(0)),
+        ("calls", |row| row.calls),
+    ];
+    for (field, value) in sums {
+        let sum = file
+            .rows
+            .iter()
+            .try_fold(0u64, |sum, row| sum.checked_add(value(row)));
+        if sum.is_none() {
+            return Err(impossible(
+                format!("rows[].{field}"),
+                "the rows add up to more than 2^64: no run is that long",
+            ));
+        }
+    }
+    for (at, row) in file.rows.iter().enumerate() {
+        if let Some(point) = &row.roofline {
+            let rates = [
+                ("intensity", point.intensity),
+                ("flops_per_s", point.flops_per_s),
+                ("share", point.share.unwrap_or(0.0)),
+            ];
+            if let Some((field, _)) = rates.iter().find(|(_, v)| !(v.is_finite() && *v >= 0.0)) {
+                return Err(impossible(
+                    format!("rows[{at}].roofline.{field}"),
+                    "a rate is a finite number, 0 or more",
+                ));
+            }
+        }
+    }
+    for field in ["flops_per_s", "bytes_per_s"] {
+        let peak = &file.work["peaks"][field];
+        if !peak.is_null() && !peak.as_f64().is_some_and(|v| v.is_finite() && v > 0.0) {
+            return Err(impossible(
+                format!("work.peaks.{field}"),
+                "a peak rate is a finite number above 0",
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Reads `path` as JSON of `kind`, after checking its `format_version`.

@@ -430,6 +430,9 @@ fn flame_graph_svg(folded: &str, title: &str) -> Result<String, String> {
     String::from_utf8(svg).map_err(|error| error.to_string())
 }
 
+/// The most decades an axis of the roofline chart spans: a grid line each.
+const MAX_DECADES: f64 = 40.0;
+
 /// The roofline: what was counted, the peaks, and a log-log chart of the ops placed by their
 /// intensity and achieved FLOP/s, sized by their time, under the two roofs; empty when the run
 /// counted no work.
@@ -487,7 +490,10 @@ fn roofline_section(rows: &[OpRow], work: &Value) -> String {
     let placed: Vec<(&OpRow, &super::RooflineRow)> = rows
         .iter()
         .filter_map(|row| Some((row, row.roofline.as_ref()?)))
-        .filter(|(_, point)| point.intensity > 0.0 && point.flops_per_s > 0.0)
+        .filter(|(_, point)| {
+            let drawable = |v: f64| v.is_finite() && v > 0.0;
+            drawable(point.intensity) && drawable(point.flops_per_s)
+        })
         .collect();
     if placed.is_empty() {
         out.push_str("<p>No op has both FLOPs and a time of its own to place.</p>");
@@ -529,6 +535,20 @@ fn roofline_section(rows: &[OpRow], work: &Value) -> String {
         decade(&ys, false),
         decade(&ys, true).max(decade(&ys, false) + 1.0),
     );
+    // A decade a grid line: the axes must be finite and span a drawable number of decades
+    // (a peak of 0 or an infinite ridge would make the loops below run for 2^32 lines).
+    let spans = [(x0, x1), (y0, y1)];
+    if !spans
+        .iter()
+        .all(|(low, high)| low.is_finite() && high.is_finite() && high - low <= MAX_DECADES)
+    {
+        let _ = write!(
+            out,
+            "<p id=\"no-chart\">No chart: the points and roofs span more than {MAX_DECADES} \
+             decades (FLOPs per byte {x0} to {x1}, FLOP/s {y0} to {y1}, as powers of 10).</p>"
+        );
+        return out;
+    }
     let (width, height, left, bottom) = (760.0, 380.0, 70.0, 40.0);
     let px = |x: f64| left + (x.log10() - x0) / (x1 - x0) * (width - left - 20.0);
     let py = |y: f64| height - bottom - (y.log10() - y0) / (y1 - y0) * (height - bottom - 20.0);
@@ -697,8 +717,10 @@ fn op_table(rows: &[OpRow]) -> String {
         }
         out.push_str("</tr>");
     }
-    let total: u64 = rows.iter().map(|r| r.total_ns).sum();
-    let calls: u64 = rows.iter().map(|r| r.calls).sum();
+    // In 128 bits: rows built by hand are not checked as ops.json's are, and a sum past
+    // 2^64 must not wrap to a small figure.
+    let total: u128 = rows.iter().map(|r| u128::from(r.total_ns)).sum();
+    let calls: u128 = rows.iter().map(|r| u128::from(r.calls)).sum();
     let _ = write!(
         out,
         "</tbody></table><p id=\"totals\">{} rows, {calls} calls, {} of op time</p>",

@@ -1,13 +1,16 @@
 //! Blob names in the JSON replaced by the blobs' values, with their dtypes and shapes checked.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use burn_profiled_core::dump::blob::{self, Array};
 use burn_profiled_core::dump::compare::Mismatch;
-use burn_profiled_core::dump::json::PyJson;
+use burn_profiled_core::dump::json::{PyJson, key_positions};
 
 use crate::{Unusable, entry_type, structure_path};
+
+/// The longest file name the file systems a dump lives on take (`NAME_MAX`), in bytes.
+const MAX_FILE_NAME_BYTES: usize = 255;
 
 /// What replacing blob names by blob values found.
 #[derive(Default)]
@@ -58,6 +61,12 @@ impl BlobDirs<'_> {
         let path = dir.join(format!("[{}.json]{name}", self.kind));
         let extension = name.rsplit_once('.').map_or("", |(_, ext)| ext);
         if !matches!(extension, "bin" | "npy" | "png") {
+            return Ok(None);
+        }
+        // A string that no file can be named (a NUL in it, or longer than a file name may
+        // be) names no blob: it is compared as the string it is, not tried as a file.
+        let file_name_bytes = path.file_name().map_or(0, |file| file.len());
+        if name.contains('\0') || file_name_bytes > MAX_FILE_NAME_BYTES {
             return Ok(None);
         }
         let is_blob_name = !steps.is_empty() && name == &format!("{}.{extension}", steps.join("."));
@@ -146,7 +155,7 @@ impl BlobDirs<'_> {
             for (side, blob) in [(reference, reference_blob), (current, current_blob)] {
                 if let (Some(node), Some(blob)) = (side, blob) {
                     *node = if replace_with_values {
-                        blob.to_py_json()
+                        blob.into_py_json()
                     } else {
                         PyJson::Null
                     };
@@ -156,14 +165,22 @@ impl BlobDirs<'_> {
         }
         match (reference, current) {
             (Some(PyJson::Object(r)), Some(PyJson::Object(c))) => {
+                let c_keys: HashMap<String, usize> = key_positions(c)
+                    .into_iter()
+                    .map(|(key, at)| (key.to_owned(), at))
+                    .collect();
+                let mut paired = vec![false; c.len()];
                 for (key, r_value) in r.iter_mut() {
-                    let c_value = c.iter_mut().find(|(k, _)| k == key).map(|(_, v)| v);
+                    let c_value = c_keys.get(key).map(|&at| {
+                        paired[at] = true;
+                        &mut c[at].1
+                    });
                     steps.push(key.clone());
                     self.substitute(Some(r_value), c_value, steps, found)?;
                     steps.pop();
                 }
-                for (key, c_value) in c.iter_mut() {
-                    if !r.iter().any(|(k, _)| k == key) {
+                for ((key, c_value), paired) in c.iter_mut().zip(paired) {
+                    if !paired {
                         steps.push(key.clone());
                         self.substitute(None, Some(c_value), steps, found)?;
                         steps.pop();
@@ -213,7 +230,7 @@ impl BlobDirs<'_> {
                     self.current
                 };
                 if let Some(blob) = self.load(dir, Some(leaf), steps)? {
-                    *leaf = blob.to_py_json();
+                    *leaf = blob.into_py_json();
                     if !is_reference {
                         found.record_current_blob(steps);
                     }

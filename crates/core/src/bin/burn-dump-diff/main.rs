@@ -10,7 +10,10 @@
 //! names are compared as strings. Tensors are the blobs and, elsewhere, nested lists of
 //! numbers.
 //!
-//! Exit status: 0 when consistent, 1 on any mismatch or missing data, 2 on unusable input.
+//! Exit status: 0 when consistent, 1 on any mismatch or missing data, 2 on unusable input or
+//! a standard output that cannot be written. The promise: on exit 2 a message on standard
+//! error names the file or option at fault and nothing is printed; no input makes the tool
+//! panic or hang.
 
 mod blobs;
 mod diff;
@@ -29,7 +32,11 @@ use clap::Parser;
 #[command(
     name = "burn-dump-diff",
     version,
-    after_help = "Exit status: 0 consistent, 1 any mismatch or missing data, 2 unusable input."
+    after_help = "Exit status: 0 consistent; 1 any mismatch or missing data; 2 unusable \
+input (a directory, JSON file or blob that cannot be read, a symlink, an option out of range) \
+or a standard output that cannot be written. On exit 2 a message names the file or option at \
+fault, and nothing is printed. No input makes it panic or hang; a closed pipe (| head) ends \
+the output quietly."
 )]
 struct Args {
     /// The reference dump directory (holding `0/`, `1/`, ...).
@@ -89,8 +96,10 @@ fn main() -> ExitCode {
     let args = Args::parse();
     match diff::run(&args) {
         Ok(report) => {
-            burn_profiled_core::cli_output::print(&report.text);
-            ExitCode::from(if report.consistent { 0 } else { 1 })
+            match burn_profiled_core::cli_output::print_or_exit("burn-dump-diff", &report.text) {
+                Ok(()) => ExitCode::from(if report.consistent { 0 } else { 1 }),
+                Err(code) => code,
+            }
         }
         Err(Unusable(message)) => {
             eprintln!("burn-dump-diff: {message}");

@@ -3,7 +3,7 @@
 use std::collections::HashSet;
 
 use burn_profiled_core::dump::compare::looks_like_tensor;
-use burn_profiled_core::dump::json::{PyJson, abs_difference};
+use burn_profiled_core::dump::json::{PyJson, abs_difference, key_positions};
 
 use crate::blobs::Substituted;
 use crate::report::TensorSummary;
@@ -146,8 +146,9 @@ pub(crate) fn summarise_tensors(
     }
     match (reference, current) {
         (PyJson::Object(r), PyJson::Object(c)) => {
+            let c_keys = key_positions(c);
             for (key, r_value) in r {
-                if let Some((_, c_value)) = c.iter().find(|(k, _)| k == key) {
+                if let Some((_, c_value)) = c_keys.get(key.as_str()).map(|&at| &c[at]) {
                     steps.push(key.clone());
                     summarise_tensors(r_value, c_value, steps, tensor_paths, eps, out);
                     steps.pop();

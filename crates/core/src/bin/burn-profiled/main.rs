@@ -9,20 +9,30 @@
 //! and phase the time per step before and after.
 //!
 //! Exit status: 0; 1 when `--fail-if-slower PCT` is given and the verdict is slower by more;
-//! 2 on unusable input (a message names the file and why).
+//! 2 on unusable input (a message names the file and why), and when standard output or the
+//! page cannot be written. The promise: on exit 2 a message on standard error names the file,
+//! field or option at fault and nothing is written; no input makes the tool panic or hang.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use burn_profiled_core::cli_output::print_or_exit;
 use burn_profiled_core::runs::{Run, diff};
 use clap::{Parser, Subcommand};
+
+/// What `--help` says of the exit status, and the promise behind exit 2.
+const EXIT_STATUS: &str = "Exit status: 0 done; 1 slower than --fail-if-slower; 2 unusable \
+input (a run directory or file that cannot be read, a number no run can have, an option out \
+of range) or output that cannot be written (the report, the page, standard output). On exit \
+2 a message names the file, field or option at fault, and nothing is written. No input makes \
+it panic or hang; a closed pipe (| head) ends the output quietly.";
 
 /// Commands on burn-profiled runs (a session's output directory).
 #[derive(Debug, Parser)]
 #[command(
     name = "burn-profiled",
     version,
-    after_help = "Exit status: 0; 1 slower than --fail-if-slower; 2 unusable input."
+    after_help = EXIT_STATUS
 )]
 struct Args {
     #[command(subcommand)]
@@ -31,6 +41,7 @@ struct Args {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    #[command(after_help = EXIT_STATUS)]
     /// Writes a run's report: one HTML file that opens from disk (step times, time by phase,
     /// top ops, the op table, the stopwatch, memory).
     Report {
@@ -40,6 +51,7 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    #[command(after_help = EXIT_STATUS)]
     /// Compares two runs, or two sides of several runs each: step time with a verdict that
     /// accounts for noise, and each op's time per step before and after.
     ///
@@ -57,7 +69,7 @@ enum Command {
         after: Vec<PathBuf>,
         /// Exit with 1 when the verdict is slower by more than this many percent (no verdict,
         /// no failure).
-        #[arg(long, value_name = "PCT")]
+        #[arg(long, value_name = "PCT", value_parser = parse_percent)]
         fail_if_slower: Option<f64>,
         /// With one run a side: step-time changes under this many percent count as noise (the
         /// default is what two processes of one program differed by, measured).
@@ -74,8 +86,9 @@ enum Command {
 
 fn parse_percent(text: &str) -> Result<f64, String> {
     match text.parse::<f64>() {
-        Ok(percent) if percent >= 0.0 => Ok(percent),
-        Ok(_) => Err("a percentage of at least 0".to_owned()),
+        // Finite: `NaN` would pass no comparison, and a gate of `NaN` or `inf` never fails.
+        Ok(percent) if percent.is_finite() && percent >= 0.0 => Ok(percent),
+        Ok(_) => Err("a percentage of at least 0 (a finite number)".to_owned()),
         Err(error) => Err(error.to_string()),
     }
 }
@@ -94,27 +107,46 @@ fn main() -> ExitCode {
     }
 }
 
+/// Where a file will be written is usable: not a directory, and under no file (the writer
+/// creates missing parent directories). Checked before any work, so that a bad target
+/// leaves nothing printed.
+fn check_target(option: &str, path: &Path) -> Result<(), String> {
+    if path.is_dir() {
+        return Err(format!("{option} {}: is a directory", path.display()));
+    }
+    let existing = path
+        .ancestors()
+        .skip(1)
+        .filter(|dir| !dir.as_os_str().is_empty())
+        .find(|dir| std::fs::symlink_metadata(dir).is_ok());
+    match existing {
+        Some(dir) if !dir.is_dir() => Err(format!(
+            "{option} {}: {} is not a directory",
+            path.display(),
+            dir.display()
+        )),
+        _ => Ok(()),
+    }
+}
+
 fn report(run_dir: PathBuf, out: Option<PathBuf>) -> ExitCode {
-    let run = match Run::open(&run_dir) {
+    const TOOL: &str = "burn-profiled report";
+    let out = out.unwrap_or_else(|| run_dir.join("report.html"));
+    let opened = Run::open(&run_dir).map_err(|error| error.to_string());
+    let run = match opened.and_then(|run| check_target("--out", &out).map(|()| run)) {
         Ok(run) => run,
         Err(error) => {
-            eprintln!("burn-profiled report: {error}");
+            eprintln!("{TOOL}: {error}");
             return ExitCode::from(2);
         }
     };
-    let out = out.unwrap_or_else(|| run_dir.join("report.html"));
-    match burn_profiled_core::runs::report::write(&run, &out) {
-        Ok(()) => {
-            burn_profiled_core::cli_output::print(&format!("wrote {}\n", out.display()));
-            ExitCode::SUCCESS
-        }
-        Err(error) => {
-            eprintln!(
-                "burn-profiled report: cannot write {}: {error}",
-                out.display()
-            );
-            ExitCode::from(2)
-        }
+    if let Err(error) = burn_profiled_core::runs::report::write(&run, &out) {
+        eprintln!("{TOOL}: cannot write {}: {error}", out.display());
+        return ExitCode::from(2);
+    }
+    match print_or_exit(TOOL, &format!("wrote {}\n", out.display())) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(code) => code,
     }
 }
 
@@ -125,6 +157,10 @@ fn diff(
     (noise, rows): (f64, usize),
     html: Option<PathBuf>,
 ) -> ExitCode {
+    const TOOL: &str = "burn-profiled diff";
+    // `diff A --`: clap gives no runs after `--` either way; the message must not say there
+    // was none.
+    let separator = std::env::args_os().any(|arg| arg == "--");
     let (before, after) = match (before, after) {
         (before, after) if !after.is_empty() => (before, after),
         (mut both, _) if both.len() == 2 => {
@@ -132,14 +168,25 @@ fn diff(
             (both, after)
         }
         (given, _) => {
+            let count = match given.len() {
+                1 => "1 run directory".to_owned(),
+                n => format!("{n} run directories"),
+            };
+            let what = match separator {
+                true => format!("{count} before `--` and none after it"),
+                false => format!("{count} and no `--`"),
+            };
             eprintln!(
-                "burn-profiled diff: {} run directories and no `--`: give BEFORE AFTER, or the \
-                 runs before, `--`, and the runs after (burn-profiled diff B1 B2 B3 -- A1 A2 A3)",
-                given.len()
+                "{TOOL}: {what}: give BEFORE AFTER, or the runs before, `--`, and the runs \
+                 after (burn-profiled diff B1 B2 B3 -- A1 A2 A3)"
             );
             return ExitCode::from(2);
         }
     };
+    if let Some(Err(error)) = html.as_deref().map(|html| check_target("--html", html)) {
+        eprintln!("{TOOL}: {error}");
+        return ExitCode::from(2);
+    }
     let open = |dirs: &[PathBuf]| -> Result<Vec<Run>, burn_profiled_core::runs::RunError> {
         let mut runs = Vec::new();
         for dir in dirs {
@@ -151,7 +198,7 @@ fn diff(
     let (before, after) = match runs {
         Ok(runs) => runs,
         Err(error) => {
-            eprintln!("burn-profiled diff: {error}");
+            eprintln!("{TOOL}: {error}");
             return ExitCode::from(2);
         }
     };
@@ -160,17 +207,18 @@ fn diff(
         rows,
     };
     let comparison = diff::compare_runs(&before, &after, settings);
-    burn_profiled_core::cli_output::print(&comparison.to_string());
+    let mut text = comparison.to_string();
+    // The page first: a page that cannot be written leaves nothing printed.
     if let Some(html) = html {
         let page = burn_profiled_core::runs::report::diff_html(&comparison, &before, &after);
         if let Err(error) = burn_profiled_core::runs::report::write_page(&html, &page) {
-            eprintln!(
-                "burn-profiled diff: cannot write {}: {error}",
-                html.display()
-            );
+            eprintln!("{TOOL}: cannot write {}: {error}", html.display());
             return ExitCode::from(2);
         }
-        burn_profiled_core::cli_output::print(&format!("wrote {}\n", html.display()));
+        text.push_str(&format!("wrote {}\n", html.display()));
+    }
+    if let Err(code) = print_or_exit(TOOL, &text) {
+        return code;
     }
     match fail_if_slower {
         Some(percent) if comparison.slower_than(percent) => ExitCode::from(1),

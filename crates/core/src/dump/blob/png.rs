@@ -172,13 +172,13 @@ pub fn read_png(path: &Path) -> Result<(Array, PyJson), BlobError> {
         Array::new(
             Dtype::U8,
             vec![height, width, 3],
-            decoded.to_rgb8().into_raw(),
+            decoded.into_rgb8().into_raw(),
         )
     } else {
         Array::new(
             Dtype::U8,
             vec![height, width],
-            decoded.to_luma8().into_raw(),
+            decoded.into_luma8().into_raw(),
         )
     }
     .map_err(|e| with_file(path, e))?;

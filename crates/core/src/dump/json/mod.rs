@@ -9,6 +9,7 @@
 mod read;
 mod write;
 
+use std::collections::HashMap;
 use std::path::Path;
 
 pub use read::{JsonError, JsonReadError};
@@ -46,7 +47,7 @@ pub struct Numbers {
 }
 
 /// The numbers of a [`Numbers`], all of one kind.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub enum NumberValues {
     /// Floats.
     Float(Vec<f64>),
@@ -54,6 +55,27 @@ pub enum NumberValues {
     Int(Vec<i64>),
     /// Booleans.
     Bool(Vec<bool>),
+    /// Integers from 0 to 255, a byte each: a `uint8` blob's elements (an image's pixels) in
+    /// their own type, where [`NumberValues::Int`] would take eight bytes a pixel. The same
+    /// JSON as `Int`, and equal to it.
+    U8(Vec<u8>),
+}
+
+impl PartialEq for NumberValues {
+    fn eq(&self, other: &NumberValues) -> bool {
+        use NumberValues::*;
+        match (self, other) {
+            (Float(a), Float(b)) => a == b,
+            (Int(a), Int(b)) => a == b,
+            (Bool(a), Bool(b)) => a == b,
+            (U8(a), U8(b)) => a == b,
+            (Int(_), U8(_)) | (U8(_), Int(_)) => {
+                self.len() == other.len()
+                    && (0..self.len()).all(|i| self.int_at(i) == other.int_at(i))
+            }
+            _ => false,
+        }
+    }
 }
 
 impl NumberValues {
@@ -63,6 +85,7 @@ impl NumberValues {
             NumberValues::Float(v) => v.len(),
             NumberValues::Int(v) => v.len(),
             NumberValues::Bool(v) => v.len(),
+            NumberValues::U8(v) => v.len(),
         }
     }
 
@@ -77,6 +100,7 @@ impl NumberValues {
             NumberValues::Float(v) => PyJson::Float(v[i]),
             NumberValues::Int(v) => PyJson::Int(v[i]),
             NumberValues::Bool(v) => PyJson::Bool(v[i]),
+            NumberValues::U8(v) => PyJson::Int(i64::from(v[i])),
         }
     }
 
@@ -86,6 +110,7 @@ impl NumberValues {
             NumberValues::Float(v) => v[i],
             NumberValues::Int(v) => v[i] as f64,
             NumberValues::Bool(v) => f64::from(u8::from(v[i])),
+            NumberValues::U8(v) => f64::from(v[i]),
         }
     }
 
@@ -95,6 +120,7 @@ impl NumberValues {
             NumberValues::Float(_) => None,
             NumberValues::Int(v) => Some(v[i]),
             NumberValues::Bool(v) => Some(i64::from(v[i])),
+            NumberValues::U8(v) => Some(i64::from(v[i])),
         }
     }
 
@@ -166,6 +192,19 @@ impl PartialEq for PyJson {
             _ => false,
         }
     }
+}
+
+/// Where each key of an object's `entries` is, for the other side of a comparison to look
+/// its keys up in once each (a search of the entries per key was quadratic: 150k keys a side
+/// took minutes). Keys are unique: the reader keeps a repeated key's last value in its first
+/// place, as Python's `json` does; of keys repeated anyway the first is found, as a search
+/// would.
+pub fn key_positions(entries: &[(String, PyJson)]) -> HashMap<&str, usize> {
+    let mut positions = HashMap::with_capacity(entries.len());
+    for (at, (key, _)) in entries.iter().enumerate() {
+        positions.entry(key.as_str()).or_insert(at);
+    }
+    positions
 }
 
 impl PyJson {

@@ -80,6 +80,9 @@ fn write_numbers(
                 let _ = write!(out, "{}", v[*at]);
             }
             NumberValues::Bool(v) => out.push_str(if v[*at] { "true" } else { "false" }),
+            NumberValues::U8(v) => {
+                let _ = write!(out, "{}", v[*at]);
+            }
         }
         *at += 1;
         return Ok(());

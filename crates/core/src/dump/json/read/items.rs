@@ -97,5 +97,8 @@ fn split_rows(rows: Numbers) -> Vec<PyJson> {
         NumberValues::Bool(v) => (0..count)
             .map(|i| row(NumberValues::Bool(v[parts(i)].to_vec())))
             .collect(),
+        NumberValues::U8(v) => (0..count)
+            .map(|i| row(NumberValues::U8(v[parts(i)].to_vec())))
+            .collect(),
     }
 }
