@@ -21,23 +21,26 @@ pub fn render(
             .map(|pair| reference[pair.reference].step)
             .collect();
         steps.dedup();
-        steps.len()
+        match steps.len() {
+            1 => "1 step".to_owned(),
+            n => format!("{n} steps"),
+        }
     };
     let tolerance = comparison.tolerance;
     let aligned = comparison.pairs.len();
     let _ = match comparison.culprit {
         None if within == 0 => writeln!(
             text,
-            "identical: {identical} ops aligned in {steps} steps, every statistic bit for bit"
+            "identical: {identical} ops aligned in {steps}, every statistic bit for bit"
         ),
         None => writeln!(
             text,
-            "within tolerance (rtol {}, atol {}): {aligned} ops aligned in {steps} steps, {identical} bit for bit, {within} within tolerance",
+            "within tolerance (rtol {}, atol {}): {aligned} ops aligned in {steps}, {identical} bit for bit, {within} within tolerance",
             tolerance.rtol, tolerance.atol
         ),
         Some(_) => writeln!(
             text,
-            "diverged (rtol {}, atol {}): {diverged} of {aligned} aligned ops in {steps} steps",
+            "diverged (rtol {}, atol {}): {diverged} of {aligned} aligned ops in {steps}",
             tolerance.rtol, tolerance.atol
         ),
     };
