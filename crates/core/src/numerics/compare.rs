@@ -57,9 +57,31 @@ pub struct StatDiff {
     /// `sum`, `mean`, `l2`, `sum_abs`, `weighted_sum` (or `outputs`, their count).
     pub stat: &'static str,
     /// Its value in the reference.
-    pub before: String,
+    pub before: StatValue,
     /// Its value in the current run.
-    pub after: String,
+    pub after: StatValue,
+}
+
+/// A statistic's value, formatted only when shown (a comparison of 1M diverged ops formats
+/// none of them).
+#[derive(Debug, Clone, PartialEq)]
+pub enum StatValue {
+    /// A count.
+    Count(u64),
+    /// A statistic (`NaN` for a min or max where no element is finite).
+    Number(f64),
+    /// A dtype, or a shape as `[2, 3]`.
+    Text(String),
+}
+
+impl std::fmt::Display for StatValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StatValue::Count(count) => write!(f, "{count}"),
+            StatValue::Number(x) => write!(f, "{x}"),
+            StatValue::Text(text) => f.write_str(text),
+        }
+    }
 }
 
 /// An aligned pair of op calls and how their outputs compare.
@@ -214,10 +236,12 @@ impl<'a> Links<'a> {
                     && self.producers_agreed(b, &self.current_pairs)
             }
             // No links: every earlier op of the step is a possible producer.
-            _ => self.pairs[..index].iter().rev().all(|earlier| {
-                self.reference[earlier.reference].step != ours.step
-                    || earlier.agreement != Agreement::Diverged
-            }),
+            // (Back to the step's start or its last divergence: linear over all ops checked.)
+            _ => self.pairs[..index]
+                .iter()
+                .rev()
+                .take_while(|earlier| self.reference[earlier.reference].step == ours.step)
+                .all(|earlier| earlier.agreement != Agreement::Diverged),
         }
     }
 
@@ -245,8 +269,8 @@ pub fn compare_outputs(
         let diff = StatDiff {
             output: 0,
             stat: "outputs",
-            before: reference.len().to_string(),
-            after: current.len().to_string(),
+            before: StatValue::Count(reference.len() as u64),
+            after: StatValue::Count(current.len() as u64),
         };
         return (Agreement::Diverged, vec![diff]);
     }
@@ -272,7 +296,7 @@ fn output_differences(
     tol: Tolerance,
 ) -> Vec<StatDiff> {
     let mut differences = Vec::new();
-    let mut differ = |stat: &'static str, before: String, after: String| {
+    let mut differ = |stat: &'static str, before: StatValue, after: StatValue| {
         differences.push(StatDiff {
             output,
             stat,
@@ -281,10 +305,15 @@ fn output_differences(
         })
     };
     if a.dtype != b.dtype {
-        differ("dtype", a.dtype.clone(), b.dtype.clone());
+        differ(
+            "dtype",
+            StatValue::Text(a.dtype.clone()),
+            StatValue::Text(b.dtype.clone()),
+        );
     }
     if a.shape != b.shape {
-        differ("shape", format!("{:?}", a.shape), format!("{:?}", b.shape));
+        let shape = |shape: &[usize]| StatValue::Text(format!("{shape:?}"));
+        differ("shape", shape(&a.shape), shape(&b.shape));
     }
     let counts = [
         ("elements", a.elements, b.elements),
@@ -294,7 +323,7 @@ fn output_differences(
     ];
     for (stat, x, y) in counts {
         if x != y {
-            differ(stat, x.to_string(), y.to_string());
+            differ(stat, StatValue::Count(x), StatValue::Count(y));
         }
     }
     if a.dtype != b.dtype
@@ -328,7 +357,7 @@ fn output_differences(
         // A NaN distance (an infinity against a number) is beyond any bound.
         let close = (x - y).abs() <= bound;
         if !equal && !close {
-            differ(stat, x.to_string(), y.to_string());
+            differ(stat, StatValue::Number(x), StatValue::Number(y));
         }
     }
     differences

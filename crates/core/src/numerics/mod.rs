@@ -35,7 +35,7 @@ mod text;
 
 pub use align::{Alignment, align};
 pub use compare::{
-    Agreement, Comparison, Culprit, Pair, StatDiff, Tolerance, compare, compare_outputs,
+    Agreement, Comparison, Culprit, Pair, StatDiff, StatValue, Tolerance, compare, compare_outputs,
     first_non_finite,
 };
 pub use file::{NUMERICS_FILE, NumericsError};

@@ -382,3 +382,30 @@ fn the_first_non_finite_op_is_the_producer_of_the_nan() {
     records[5].producers = Some(vec![Some(3)]);
     assert_eq!(first_non_finite(&records), Some(5));
 }
+
+proptest::proptest! {
+    /// The tolerance is stated per element (as `numpy.isclose`), the comparison sees only
+    /// statistics: its bounds must never call two outputs diverged that agree element by
+    /// element, or a backend within tolerance would be named a culprit.
+    #[test]
+    fn outputs_within_tolerance_element_by_element_are_within_tolerance(
+        data in proptest::collection::vec(-1e3f64..1e3, 0..300),
+        shifts in proptest::collection::vec(-1.0f64..1.0, 300),
+        rtol in 1e-8f64..1e-2,
+        atol in 0.0f64..1e-3,
+    ) {
+        // 0.99 of the allowed distance: room for the rounding of the f64 sums.
+        let moved: Vec<f64> = data
+            .iter()
+            .zip(&shifts)
+            .map(|(&x, &shift)| x + 0.99 * shift * (atol + rtol * x.abs()))
+            .collect();
+        let shape = [data.len()];
+        let (agreement, differences) = compare_outputs(
+            &[Fingerprint::of(&data, &shape)],
+            &[Fingerprint::of(&moved, &shape)],
+            Tolerance { rtol, atol },
+        );
+        proptest::prop_assert_ne!(agreement, Agreement::Diverged, "{:?}", differences);
+    }
+}
