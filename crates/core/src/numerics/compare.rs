@@ -2,7 +2,7 @@
 //! diverged; the **culprit** (the first diverged op whose inputs agreed) and the
 //! **propagators** (the diverged ops after it); and the first op that made a NaN or an Inf.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use super::fingerprint::WEIGHT_PERIOD;
 use super::{Alignment, Fingerprint, OpRecord, align};
