@@ -1,5 +1,5 @@
 //! Which op changed the numbers: per-op [`Fingerprint`]s of output tensors, a run's
-//! [`OpRecord`]s in `numerics.jsonl` ([`file`]), and two runs compared op by op ([`compare`]):
+//! [`OpRecord`]s in `numerics.jsonl` ([`file`](mod@file)), and two runs compared op by op ([`compare()`]):
 //! the **culprit** (the first op whose inputs agreed and whose outputs did not) and the ops
 //! that only carried the difference on; and [`first_non_finite`], the op that made a NaN.
 //!
