@@ -14,3 +14,12 @@ pub const RUN_FORMAT_VERSION: u32 = 3;
 /// The oldest version of `run.json` and `ops.json` that [`runs`](crate::runs) reads: each
 /// version since only added keys.
 pub const OLDEST_RUN_FORMAT_VERSION: u32 = 1;
+
+/// The `format` of `numerics.jsonl`'s header line.
+pub const NUMERICS_FORMAT: &str = "burn-profiled-numerics";
+
+/// The version of `numerics.jsonl` (its header's `version`). A change to the format (the golden
+/// text in `numerics/tests.rs`) is a new version, not an edit of the golden text.
+///
+/// - 1: the first.
+pub const NUMERICS_FORMAT_VERSION: u32 = 1;

@@ -26,6 +26,7 @@
 //! | [`call_sites`] | where in the user's code each op was called from, and the phase Burn's frames give it |
 //! | [`work`] | the FLOPs and bytes of an op from its shapes and dtypes, for a roofline per op |
 //! | [`roofline`] | an op placed on its device's roofline: the bound at its intensity, its share of it, the limit that binds |
+//! | [`numerics`] | per-op fingerprints of output tensors (`numerics.jsonl`), two runs compared op by op: the culprit op and the NaN producer |
 //! | [`runs`] | a run directory read back, its HTML report, and two runs compared (`burn-profiled diff`) |
 //!
 //! The op path's layers, for the editions: [`context`] at the bottom (what an op is, what is
@@ -48,6 +49,7 @@ pub mod dump;
 pub mod formats;
 pub mod host;
 pub mod memory;
+pub mod numerics;
 pub mod nvtx;
 pub mod recorder;
 pub mod roofline;

@@ -8,7 +8,12 @@
 //! time, with a verdict that accounts for the noise within and between processes, and per op
 //! and phase the time per step before and after.
 //!
-//! Exit status: 0; 1 when `--fail-if-slower PCT` is given and the verdict is slower by more;
+//! `burn-profiled numerics BEFORE AFTER` compares two runs' `numerics.jsonl` op by op: the
+//! culprit (the first op whose inputs agreed and whose outputs did not), how many ops after it
+//! only carried the difference on, and the first divergences. Exit status 0 when the runs
+//! agree within `--rtol`/`--atol`, 1 when they diverge, 2 on unusable input.
+//!
+//! Exit status (report, diff): 0; 1 when `--fail-if-slower PCT` is given and the verdict is slower by more;
 //! 2 on unusable input (a message names the file and why), and when standard output or the
 //! page cannot be written. The promise: on exit 2 a message on standard error names the file,
 //! field or option at fault and nothing is written; no input makes the tool panic or hang.
@@ -17,6 +22,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use burn_profiled_core::cli_output::print_or_exit;
+use burn_profiled_core::numerics::{self, Tolerance};
 use burn_profiled_core::runs::{Run, diff};
 use clap::{Parser, Subcommand};
 
@@ -26,6 +32,13 @@ input (a run directory or file that cannot be read, a number no run can have, an
 of range) or output that cannot be written (the report, the page, standard output). On exit \
 2 a message names the file, field or option at fault, and nothing is written. No input makes \
 it panic or hang; a closed pipe (| head) ends the output quietly.";
+
+/// What `numerics --help` says of the exit status.
+const NUMERICS_EXIT_STATUS: &str = "Exit status: 0 the runs agree (every aligned op identical \
+or within --rtol/--atol); 1 they diverge (the culprit is printed); 2 unusable input (a file \
+that cannot be read, is cut short, has another format version or a line that is not a \
+record, runs of other steps, an option out of range), with a message naming the file and \
+line at fault, or standard output that cannot be written.";
 
 /// Commands on burn-profiled runs (a session's output directory).
 #[derive(Debug, Parser)]
@@ -82,6 +95,35 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         html: Option<PathBuf>,
     },
+    #[command(after_help = NUMERICS_EXIT_STATUS)]
+    /// Compares two runs' numerics (numerics.jsonl) op by op: the ops aligned per step, each
+    /// identical, within tolerance or diverged; the culprit (the first diverged op whose
+    /// inputs agreed), how many ops after it carried the difference on, and the first
+    /// divergences.
+    Numerics {
+        /// The reference run: a run directory holding numerics.jsonl, or the file.
+        before: PathBuf,
+        /// The run compared with it.
+        after: PathBuf,
+        /// Relative tolerance, per element as numpy.isclose (each statistic compared with the
+        /// bound that implies).
+        #[arg(long, value_name = "X", default_value_t = Tolerance::default().rtol, value_parser = parse_tolerance)]
+        rtol: f64,
+        /// Absolute tolerance, per element.
+        #[arg(long, value_name = "Y", default_value_t = Tolerance::default().atol, value_parser = parse_tolerance)]
+        atol: f64,
+        /// Divergences shown in the table.
+        #[arg(long, default_value_t = 10)]
+        rows: usize,
+    },
+}
+
+fn parse_tolerance(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(tolerance) if tolerance.is_finite() && tolerance >= 0.0 => Ok(tolerance),
+        Ok(_) => Err("a tolerance of at least 0 (a finite number)".to_owned()),
+        Err(error) => Err(error.to_string()),
+    }
 }
 
 fn parse_percent(text: &str) -> Result<f64, String> {
@@ -104,6 +146,13 @@ fn main() -> ExitCode {
             rows,
             html,
         } => diff(before, after, fail_if_slower, (noise, rows), html),
+        Command::Numerics {
+            before,
+            after,
+            rtol,
+            atol,
+            rows,
+        } => numerics(&before, &after, Tolerance { rtol, atol }, rows),
     }
 }
 
@@ -223,5 +272,52 @@ fn diff(
     match fail_if_slower {
         Some(percent) if comparison.slower_than(percent) => ExitCode::from(1),
         _ => ExitCode::SUCCESS,
+    }
+}
+
+fn numerics(before: &Path, after: &Path, tolerance: Tolerance, rows: usize) -> ExitCode {
+    const TOOL: &str = "burn-profiled numerics";
+    let read = |path: &Path| numerics::file::read(path).map_err(|error| error.to_string());
+    let (reference, current) = match read(before).and_then(|before| Ok((before, read(after)?))) {
+        Ok(sides) => sides,
+        Err(error) => {
+            eprintln!("{TOOL}: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    let comparison = numerics::compare(&reference, &current, tolerance);
+    let alignment = &comparison.alignment;
+    if !alignment.steps_only_reference.is_empty() || !alignment.steps_only_current.is_empty() {
+        let file = |path: &Path| match path.is_dir() {
+            true => path.join(numerics::NUMERICS_FILE),
+            false => path.to_path_buf(),
+        };
+        let steps = |steps: &[u64]| {
+            let shown: Vec<String> = steps.iter().take(5).map(u64::to_string).collect();
+            let more = if steps.len() > 5 { ", ..." } else { "" };
+            format!("[{}{more}]", shown.join(", "))
+        };
+        let sides = [
+            (before, &alignment.steps_only_reference),
+            (after, &alignment.steps_only_current),
+        ];
+        let only: Vec<String> = sides
+            .iter()
+            .filter(|(_, only)| !only.is_empty())
+            .map(|(path, only)| format!("{} alone has steps {}", file(path).display(), steps(only)))
+            .collect();
+        eprintln!(
+            "{TOOL}: the runs hold other steps: {}; compare runs of the same steps",
+            only.join(", ")
+        );
+        return ExitCode::from(2);
+    }
+    let text = numerics::render(&comparison, &reference, &current, rows);
+    if let Err(code) = print_or_exit(TOOL, &text) {
+        return code;
+    }
+    match comparison.agrees() {
+        true => ExitCode::SUCCESS,
+        false => ExitCode::from(1),
     }
 }

@@ -1,0 +1,411 @@
+//! The file format pinned, hostile files refused, the alignment and the verdict.
+
+use std::path::Path;
+
+use super::file::{read_from, to_text};
+use super::*;
+
+const OPS: [&str; 5] = [
+    "float_exp",
+    "float_mul",
+    "float_tanh",
+    "float_add",
+    "float_matmul",
+];
+
+/// A program of `count` ops in a chain (each consumes the one before), on 64 elements, with
+/// the output of op `perturbed` (if any) scaled by `1 + 1e-3`, as a wrong kernel would.
+pub(crate) fn chain(
+    step: u64,
+    count: usize,
+    perturbed: Option<usize>,
+    linked: bool,
+) -> Vec<OpRecord> {
+    let mut data: Vec<f32> = (0..64).map(|i| ((i as f32) * 0.1).sin()).collect();
+    (0..count)
+        .map(|index| {
+            data = data
+                .iter()
+                .map(|&x| match index % 5 {
+                    0 => (x * 0.5).exp() - 1.0,
+                    1 => x * 1.5,
+                    2 => x.tanh(),
+                    3 => x + 0.25,
+                    _ => x * 0.75 - 0.1,
+                })
+                .collect();
+            if perturbed == Some(index) {
+                data.iter_mut().for_each(|x| *x *= 1.0 + 1e-3);
+            }
+            let seq = step * 1000 + index as u64;
+            OpRecord {
+                seq,
+                step,
+                thread: "main".into(),
+                op: OPS[index % 5].into(),
+                phase: "forward".into(),
+                call_site: Some(format!("src/model.rs:{}", 10 + index)),
+                input_shapes: vec![vec![8, 8]],
+                producers: linked.then(|| vec![index.checked_sub(1).map(|_| seq - 1)]),
+                outputs: vec![Fingerprint::of(&data, &[8, 8])],
+            }
+        })
+        .collect()
+}
+
+fn read_text(text: &str) -> Result<Vec<OpRecord>, NumericsError> {
+    read_from(Path::new("run/numerics.jsonl"), text.as_bytes())
+}
+
+/// `numerics.jsonl` is read by other programs (Python's `json`, line by line): this holds it
+/// field for field. A change that fails this test is a new format version
+/// (`formats::NUMERICS_FORMAT_VERSION`), not an edit of the expected text.
+#[test]
+fn the_numerics_file_is_pinned_field_for_field() {
+    let records = vec![
+        OpRecord {
+            seq: 0,
+            step: 0,
+            thread: "main".into(),
+            op: "float_log".into(),
+            phase: "forward".into(),
+            call_site: Some("src/model.rs:42".into()),
+            input_shapes: vec![vec![2, 2]],
+            producers: Some(vec![None]),
+            outputs: vec![Fingerprint::of(
+                &[0.5f32, f32::NAN, -1.25, f32::INFINITY],
+                &[2, 2],
+            )],
+        },
+        OpRecord {
+            seq: 1,
+            step: 0,
+            thread: "main".into(),
+            op: "argmax".into(),
+            phase: "-".into(),
+            call_site: None,
+            input_shapes: vec![vec![2, 2]],
+            producers: None,
+            outputs: vec![Fingerprint::of::<i64>(&[], &[0])],
+        },
+    ];
+    let expected = concat!(
+        "{\"format\":\"burn-profiled-numerics\",\"version\":1}\n",
+        "{\"seq\":0,\"step\":0,\"thread\":\"main\",\"op\":\"float_log\",\"phase\":\"forward\",",
+        "\"call_site\":\"src/model.rs:42\",\"input_shapes\":[[2,2]],\"producers\":[null],",
+        "\"outputs\":[{\"dtype\":\"f32\",\"shape\":[2,2],\"elements\":4,\"nan\":1,\"pos_inf\":1,",
+        "\"neg_inf\":0,\"min\":-1.25,\"max\":0.5,\"sum\":-0.75,\"sum_squares\":1.8125,",
+        "\"sum_abs\":1.75,\"weighted_sum\":-3.25}]}\n",
+        "{\"seq\":1,\"step\":0,\"thread\":\"main\",\"op\":\"argmax\",\"phase\":\"-\",",
+        "\"call_site\":null,\"input_shapes\":[[2,2]],\"producers\":null,",
+        "\"outputs\":[{\"dtype\":\"i64\",\"shape\":[0],\"elements\":0,\"nan\":0,\"pos_inf\":0,",
+        "\"neg_inf\":0,\"min\":null,\"max\":null,\"sum\":0.0,\"sum_squares\":0.0,",
+        "\"sum_abs\":0.0,\"weighted_sum\":0.0}]}\n",
+    );
+    assert_eq!(
+        to_text(&records),
+        expected,
+        "the format changed: a new version"
+    );
+    assert_eq!(
+        read_text(expected).expect("reads back"),
+        records,
+        "a round trip loses nothing"
+    );
+}
+
+/// Identical means bit for bit: a sum must read back to the same bits, and a sum past f64
+/// (an f64 tensor of huge values) must read back as the infinity it was, not `null`.
+#[test]
+fn every_statistic_reads_back_to_the_same_bits() {
+    let mut records = chain(0, 5, None, true);
+    records[0]
+        .outputs
+        .push(Fingerprint::of(&[1e300f64, 1e300, 0.1 + 0.2], &[3]));
+    let back = read_text(&to_text(&records)).expect("reads back");
+    assert!(back.iter().zip(&records).all(|(a, b)| {
+        a.outputs
+            .iter()
+            .zip(&b.outputs)
+            .all(|(x, y)| x.bit_equal(y))
+    }));
+    assert_eq!(back[0].outputs[1].sum_squares, f64::INFINITY);
+}
+
+fn refused(text: &str) -> String {
+    match read_text(text) {
+        Ok(records) => panic!("read {} records from a bad file", records.len()),
+        Err(error) => error.to_string(),
+    }
+}
+
+/// A file cut short (a run killed while writing, a copy interrupted) must not compare as a
+/// run with fewer ops: the last line without its end of line is refused, by line.
+#[test]
+fn a_truncated_file_is_refused_naming_the_file_and_line() {
+    let text = to_text(&chain(0, 3, None, true));
+    let message = refused(&text[..text.len() - 20]);
+    assert!(
+        message.starts_with("run/numerics.jsonl: line 4: cut short"),
+        "{message}"
+    );
+}
+
+/// Another version's fields may mean other things: refuse it and say which version.
+#[test]
+fn another_version_is_refused_with_both_versions() {
+    let text = to_text(&chain(0, 2, None, true)).replacen("\"version\":1", "\"version\":2", 1);
+    let message = refused(&text);
+    assert!(message.contains("run/numerics.jsonl: line 1: numerics format version 2 (this burn-profiled reads version 1)"), "{message}");
+}
+
+/// A line that is not JSON, a record missing a field, a file with no header, an empty file
+/// and seqs that go back: each refused with the file and line.
+#[test]
+fn malformed_lines_are_refused_naming_the_line() {
+    let good = to_text(&chain(0, 3, None, true));
+    let lines: Vec<&str> = good.lines().collect();
+    let with_line_3 = |line: &str| format!("{}\n{}\n{}\n{}\n", lines[0], lines[1], line, lines[3]);
+    let cases = [
+        (
+            with_line_3("not json"),
+            "run/numerics.jsonl: line 3: not an op record",
+        ),
+        (
+            with_line_3("{\"seq\":5}"),
+            "run/numerics.jsonl: line 3: not an op record: missing field",
+        ),
+        (
+            with_line_3(&lines[1].replace("\"sum\":", "\"sum\":\"lots\",\"x\":")),
+            "line 3: not an op record: `lots` is not a number",
+        ),
+        (
+            with_line_3(lines[1]),
+            "run/numerics.jsonl: line 3: seq: 0 after 0",
+        ),
+        (
+            lines[1..].join("\n") + "\n",
+            "run/numerics.jsonl: not a burn-profiled numerics file: line 1 is not a header",
+        ),
+        (
+            String::new(),
+            "run/numerics.jsonl: not a burn-profiled numerics file: the file is empty",
+        ),
+        (
+            "{\"format\":\"other\",\"version\":1}\n".into(),
+            "format `other`",
+        ),
+    ];
+    for (text, expected) in cases {
+        let message = refused(&text);
+        assert!(
+            message.contains(expected),
+            "expected `{expected}` in: {message}"
+        );
+    }
+}
+
+fn ops(names: &[&str]) -> Vec<OpRecord> {
+    let mut records = chain(0, names.len(), None, false);
+    for (record, name) in records.iter_mut().zip(names) {
+        record.op = (*name).into();
+    }
+    records
+}
+
+/// An op the current run added (a cast a rewrite inserted) must not shift every later op onto
+/// the wrong partner: the ops around it stay aligned.
+#[test]
+fn an_inserted_op_leaves_the_others_aligned() {
+    let alignment = align(
+        &ops(&["a", "b", "c", "d"]),
+        &ops(&["a", "b", "cast", "c", "d"]),
+    );
+    assert_eq!(alignment.pairs, vec![(0, 0), (1, 1), (2, 3), (3, 4)]);
+    assert_eq!(
+        (alignment.only_reference, alignment.only_current),
+        (vec![], vec![2])
+    );
+}
+
+/// The same for an op the current run removed (two ops fused into one).
+#[test]
+fn a_removed_op_leaves_the_others_aligned() {
+    let alignment = align(&ops(&["a", "b", "c", "d"]), &ops(&["a", "c", "d"]));
+    assert_eq!(alignment.pairs, vec![(0, 0), (2, 1), (3, 2)]);
+    assert_eq!(
+        (alignment.only_reference, alignment.only_current),
+        (vec![1], vec![])
+    );
+}
+
+/// Steps are aligned separately: an op of step 1 is never matched with one of step 0, and a
+/// step only one run has is reported.
+#[test]
+fn steps_are_aligned_apart_and_a_missing_step_is_reported() {
+    let reference = [chain(0, 5, None, true), chain(1, 5, None, true)].concat();
+    let current = [chain(1, 5, None, true), chain(2, 5, None, true)].concat();
+    let alignment = align(&reference, &current);
+    assert_eq!(
+        alignment.pairs,
+        (0..5).map(|i| (5 + i, i)).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        (alignment.steps_only_reference, alignment.steps_only_current),
+        (vec![0], vec![2])
+    );
+}
+
+/// Where the runs agree, the alignment must stay linear: 200k identical ops in one step
+/// align pair for pair, fast enough for a debug build.
+#[test]
+fn a_long_identical_run_aligns_one_to_one() {
+    let names: Vec<&str> = (0..200_000).map(|i| OPS[i % 5]).collect();
+    let records = ops(&names[..50]);
+    let big: Vec<OpRecord> = (0..200_000u64)
+        .map(|i| OpRecord {
+            seq: i,
+            op: names[i as usize].into(),
+            ..records[0].clone()
+        })
+        .collect();
+    let started = std::time::Instant::now();
+    let alignment = align(&big, &big);
+    assert_eq!(alignment.pairs.len(), 200_000);
+    assert!(alignment.pairs.iter().all(|&(a, b)| a == b));
+    assert!(
+        started.elapsed().as_secs() < 10,
+        "took {:?}",
+        started.elapsed()
+    );
+}
+
+/// The program run twice is identical, op for op: no culprit, the runs agree.
+#[test]
+fn the_same_program_twice_is_identical() {
+    let comparison = compare(
+        &chain(0, 30, None, true),
+        &chain(0, 30, None, true),
+        Tolerance::default(),
+    );
+    assert!(comparison.agrees());
+    assert_eq!(comparison.counts(), [30, 0, 0]);
+}
+
+/// The case: one op's output off by 1e-3 relative in a chain of 30. The culprit is
+/// that op (its input agreed, its output did not), not the first op of the list nor the
+/// last; every op after it only carried the difference on. With links and without.
+#[test]
+fn the_perturbed_op_is_the_culprit_and_the_ops_after_it_are_propagators() {
+    for linked in [true, false] {
+        let comparison = compare(
+            &chain(0, 30, None, linked),
+            &chain(0, 30, Some(12), linked),
+            Tolerance::default(),
+        );
+        let culprit = comparison.culprit.expect("the runs diverge");
+        assert_eq!(
+            (culprit.pair, culprit.inputs_agreed),
+            (12, true),
+            "linked: {linked}"
+        );
+        assert_eq!(comparison.propagators, 17, "linked: {linked}");
+        assert_eq!(comparison.counts(), [12, 0, 18]);
+        let stats: Vec<&str> = comparison.pairs[12]
+            .differences
+            .iter()
+            .map(|diff| diff.stat)
+            .collect();
+        assert!(stats.contains(&"max") && stats.contains(&"l2"), "{stats:?}");
+    }
+}
+
+/// With links, an op whose inputs came from an op that agreed is a culprit even after another
+/// divergence: the culprit is the first diverged op whose inputs agreed, and an earlier
+/// diverged op fed by an op only one run has is not it.
+#[test]
+fn an_op_fed_by_an_op_only_one_run_has_is_not_the_culprit() {
+    let reference = chain(0, 10, None, true);
+    let mut current = chain(0, 10, Some(6), true);
+    // The current run's op 3 becomes one the reference does not have; op 4, fed by it,
+    // diverges too.
+    current[3].op = "fused".into();
+    current[4].outputs[0].sum += 1.0;
+    let comparison = compare(&reference, &current, Tolerance::default());
+    let culprit = comparison.culprit.expect("diverged");
+    let record = &reference[comparison.pairs[culprit.pair].reference];
+    assert_eq!((record.seq, culprit.inputs_agreed), (6, true));
+}
+
+/// Within tolerance is not identical: a difference of 1e-7 relative agrees under the default
+/// tolerance, and is reported as such.
+#[test]
+fn a_tiny_difference_is_within_tolerance_not_identical() {
+    let reference = chain(0, 5, None, true);
+    let mut current = reference.clone();
+    current[2].outputs[0].sum *= 1.0 + 1e-9;
+    let comparison = compare(&reference, &current, Tolerance::default());
+    assert!(comparison.agrees());
+    assert_eq!(comparison.counts(), [4, 1, 0]);
+}
+
+/// A NaN count that differs is a divergence whatever the tolerance.
+#[test]
+fn nan_counts_are_compared_exactly() {
+    let a = Fingerprint::of(&[1.0f32, 2.0], &[2]);
+    let b = Fingerprint::of(&[1.0f32, f32::NAN], &[2]);
+    let loose = Tolerance {
+        rtol: 1e9,
+        atol: 1e9,
+    };
+    let (agreement, differences) = compare_outputs(&[a], &[b], loose);
+    assert_eq!(agreement, Agreement::Diverged);
+    assert_eq!(differences[0].stat, "nan");
+}
+
+/// `check_finite` names the op that made the NaN, not the ones it poisoned after it.
+#[test]
+fn the_first_non_finite_op_is_the_producer_of_the_nan() {
+    let mut records = chain(0, 10, None, true);
+    for record in &mut records[4..] {
+        record.outputs[0].nan = 3;
+    }
+    assert_eq!(first_non_finite(&records), Some(4));
+    assert_eq!(first_non_finite(&chain(0, 10, None, true)), None);
+    // Recorded out of causal order (a backward op written before its producer's record):
+    // the links still name the producer.
+    records.swap(4, 5);
+    assert_eq!(records[4].seq, 5);
+    records[4].seq = 4;
+    records[5].seq = 5;
+    records[4].producers = Some(vec![Some(5)]);
+    records[5].producers = Some(vec![Some(3)]);
+    assert_eq!(first_non_finite(&records), Some(5));
+}
+
+proptest::proptest! {
+    /// The tolerance is stated per element (as `numpy.isclose`), the comparison sees only
+    /// statistics: its bounds must never call two outputs diverged that agree element by
+    /// element, or a backend within tolerance would be named a culprit.
+    #[test]
+    fn outputs_within_tolerance_element_by_element_are_within_tolerance(
+        data in proptest::collection::vec(-1e3f64..1e3, 0..300),
+        shifts in proptest::collection::vec(-1.0f64..1.0, 300),
+        rtol in 1e-8f64..1e-2,
+        atol in 0.0f64..1e-3,
+    ) {
+        // 0.99 of the allowed distance: room for the rounding of the f64 sums.
+        let moved: Vec<f64> = data
+            .iter()
+            .zip(&shifts)
+            .map(|(&x, &shift)| x + 0.99 * shift * (atol + rtol * x.abs()))
+            .collect();
+        let shape = [data.len()];
+        let (agreement, differences) = compare_outputs(
+            &[Fingerprint::of(&data, &shape)],
+            &[Fingerprint::of(&moved, &shape)],
+            Tolerance { rtol, atol },
+        );
+        proptest::prop_assert_ne!(agreement, Agreement::Diverged, "{:?}", differences);
+    }
+}

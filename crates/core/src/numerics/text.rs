@@ -1,0 +1,118 @@
+//! A [`Comparison`] as `burn-profiled numerics` prints it.
+
+use std::fmt::Write;
+
+use super::{Agreement, Comparison, OpRecord, StatDiff};
+
+/// The comparison for people: the verdict, the culprit with the statistics that differ
+/// (before -> after) and the propagators, then the first `rows` divergences as a table.
+pub fn render(
+    comparison: &Comparison,
+    reference: &[OpRecord],
+    current: &[OpRecord],
+    rows: usize,
+) -> String {
+    let mut text = String::new();
+    let [identical, within, diverged] = comparison.counts();
+    let steps = {
+        let mut steps: Vec<u64> = comparison
+            .pairs
+            .iter()
+            .map(|pair| reference[pair.reference].step)
+            .collect();
+        steps.dedup();
+        match steps.len() {
+            1 => "1 step".to_owned(),
+            n => format!("{n} steps"),
+        }
+    };
+    let tolerance = comparison.tolerance;
+    let aligned = comparison.pairs.len();
+    let _ = match comparison.culprit {
+        None if within == 0 => writeln!(
+            text,
+            "identical: {identical} ops aligned in {steps}, every statistic bit for bit"
+        ),
+        None => writeln!(
+            text,
+            "within tolerance (rtol {}, atol {}): {aligned} ops aligned in {steps}, {identical} bit for bit, {within} within tolerance",
+            tolerance.rtol, tolerance.atol
+        ),
+        Some(_) => writeln!(
+            text,
+            "diverged (rtol {}, atol {}): {diverged} of {aligned} aligned ops in {steps}",
+            tolerance.rtol, tolerance.atol
+        ),
+    };
+    let (only_before, only_after) = (
+        comparison.alignment.only_reference.len(),
+        comparison.alignment.only_current.len(),
+    );
+    if only_before + only_after > 0 {
+        let _ = writeln!(
+            text,
+            "not aligned: {only_before} ops only before, {only_after} only after"
+        );
+    }
+    if let Some(culprit) = comparison.culprit {
+        let pair = &comparison.pairs[culprit.pair];
+        let record = &reference[pair.reference];
+        let _ = writeln!(
+            text,
+            "culprit: step {}, {} (seq {} before, {} after), phase {}, at {}",
+            record.step,
+            record.op,
+            record.seq,
+            current[pair.current].seq,
+            record.phase,
+            record.call_site.as_deref().unwrap_or("-"),
+        );
+        if !culprit.inputs_agreed {
+            let _ = writeln!(
+                text,
+                "  (no diverged op's inputs all agreed: a producer only one run has; this is the first diverged op)"
+            );
+        }
+        for StatDiff {
+            output,
+            stat,
+            before,
+            after,
+        } in &pair.differences
+        {
+            let _ = writeln!(text, "  output {output} {stat}: {before} -> {after}");
+        }
+        let _ = writeln!(
+            text,
+            "propagators: {} ops after it carried the difference on",
+            comparison.propagators
+        );
+        let _ = writeln!(text, "\nfirst divergences:");
+        let _ = writeln!(
+            text,
+            "{:>6}  {:>8}  {:<24} {:<12} {:<24} {:>10}  differs in",
+            "step", "seq", "op", "phase", "call site", "elements"
+        );
+        let first = comparison
+            .pairs
+            .iter()
+            .filter(|pair| pair.agreement == Agreement::Diverged);
+        for pair in first.take(rows) {
+            let record = &reference[pair.reference];
+            let mut stats: Vec<&str> = pair.differences.iter().map(|diff| diff.stat).collect();
+            stats.dedup();
+            let _ = writeln!(
+                text,
+                "{:>6}  {:>8}  {:<24} {:<12} {:<24} {:>10}  {}",
+                record.step,
+                record.seq,
+                record.op,
+                record.phase,
+                record.call_site.as_deref().unwrap_or("-"),
+                record.elements(),
+                stats.join(", ")
+            );
+        }
+    }
+    text
+}
