@@ -203,7 +203,7 @@ PY
     exit "$status"
     ;;
 *)
-    sed -n 2,14p "$0"
+    sed -n '2,/^set -euo/p' "$0" | sed '$d'
     exit 2
     ;;
 esac
