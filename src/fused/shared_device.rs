@@ -102,24 +102,32 @@ pub fn share_device<R: CubeRuntime>(device: &R::CubeDevice) {
 /// Before a [`Session`](crate::Session) on `device`, a device of the fused backend `B`: waits
 /// for this crate's fusion server there when it has started a stream (it exists, and may have
 /// work queued), then for `B`'s (`B::sync`, which creates `B`'s server if the program has not
-/// yet: its first op would). Creates no server the program does not use. Watched (`stall`).
+/// yet: its first op would). Creates no server the program does not use. Watched (`stall`) on
+/// the devices of a runtime this build has (Wgpu, Cuda).
 pub(crate) fn settle_for_session<B: Backend>(device: &B::Device) {
-    let any: &dyn Any = device;
-    #[cfg(feature = "wgpu")]
-    if let Some(cube_device) = any.downcast_ref::<burn_cubecl::cubecl::wgpu::WgpuDevice>() {
-        return settle::<B, burn_cubecl::cubecl::wgpu::WgpuRuntime>(device, cube_device);
-    }
-    #[cfg(feature = "cuda")]
-    if let Some(cube_device) = any.downcast_ref::<burn_cubecl::cubecl::cuda::CudaDevice>() {
-        return settle::<B, burn_cubecl::cubecl::cuda::CudaRuntime>(device, cube_device);
-    }
-    let _ = (any, B::sync(device));
+    let _waits = drain_ours_if_started(device);
+    let _ = B::sync(device);
 }
 
-fn settle<B: Backend, R: CubeRuntime>(device: &B::Device, cube_device: &R::CubeDevice) {
-    let _waits = stall::user_thread_waits::<R>(cube_device, "Session::start");
-    if has_started_a_stream(cube_device) {
-        GlobalFusionClient::<ProfiledCubeRuntime<R>>::load(cube_device).sync(|| ());
+/// Waits for this crate's fusion server on `device` if it has started a stream there; the
+/// guard keeps the caller's wait watched until it drops. `None` for a device of no runtime
+/// this build has.
+fn drain_ours_if_started(device: &dyn Any) -> Option<stall::UserThreadWaits> {
+    fn drain<R: CubeRuntime>(device: &R::CubeDevice) -> stall::UserThreadWaits {
+        let waits = stall::user_thread_waits::<R>(device, "Session::start");
+        if has_started_a_stream(device) {
+            GlobalFusionClient::<ProfiledCubeRuntime<R>>::load(device).sync(|| ());
+        }
+        waits
     }
-    let _ = B::sync(device);
+    #[cfg(feature = "wgpu")]
+    if let Some(device) = device.downcast_ref::<burn_cubecl::cubecl::wgpu::WgpuDevice>() {
+        return Some(drain::<burn_cubecl::cubecl::wgpu::WgpuRuntime>(device));
+    }
+    #[cfg(feature = "cuda")]
+    if let Some(device) = device.downcast_ref::<burn_cubecl::cubecl::cuda::CudaDevice>() {
+        return Some(drain::<burn_cubecl::cubecl::cuda::CudaRuntime>(device));
+    }
+    let _ = device;
+    None
 }
