@@ -57,6 +57,7 @@ pub mod dump;
 pub mod fused;
 mod launch_thread;
 pub mod nvtx;
+mod op_numerics;
 mod session;
 #[cfg(feature = "train")]
 pub mod train;
@@ -94,7 +95,7 @@ pub use burn_profiled_core::trace;
 // What no Burn version changes lives in the core, shared with the other editions.
 #[doc(hidden)]
 pub use burn_profiled_core::cli_output;
-pub use burn_profiled_core::{call_sites, config, host, memory, runs, stopwatch};
+pub use burn_profiled_core::{call_sites, config, host, memory, numerics, runs, stopwatch};
 
 #[cfg(test)]
 mod device_time_tests;
@@ -105,4 +106,6 @@ pub use device_sync::DeviceSync;
 pub use launch_thread::AttachedLaunchThread;
 #[cfg(any(feature = "cuda", feature = "wgpu"))]
 pub use launch_thread::{CubeclBackend, DeviceThread};
-pub use session::{BURN_VERSION, DeviceTimeRun, RUN_FORMAT_VERSION, RunSummary, Session};
+pub use session::{
+    BURN_VERSION, DeviceTimeRun, RUN_FORMAT_VERSION, RunStopped, RunSummary, Session,
+};

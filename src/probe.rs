@@ -33,10 +33,13 @@ use burn_profiled_core::work::{TensorArg, Work};
 use crate::context::device as context_device;
 use crate::context::launch::{LaunchThread, QueuedMemory, QueuedTask, QueuingHold};
 use crate::context::memory::{self as context_memory, ThreadAllocations};
-use crate::context::switches::{self, DEVICE, OBSERVE, QUEUED, RANGES, SHAPES, STATS, SYNC, TRACE};
+use crate::context::switches::{
+    self, DEVICE, Flags, NUMERICS, OBSERVE, QUEUED, RANGES, SHAPES, STATS, SYNC, TRACE,
+};
 use crate::context::{attached, clock, phase};
+use crate::op_numerics::Held;
 use crate::sinks::observers::{self, Observers};
-use crate::sinks::{device_time, op_ranges, stats, trace};
+use crate::sinks::{device_time, numerics, op_ranges, stats, trace};
 
 pub use crate::context::op::Op;
 pub use crate::sinks::observers::{Observing, OpObserver, observe};
@@ -53,14 +56,14 @@ thread_local! {
 
 /// The switches, for the one check per op: `0` means everything is off.
 #[inline(always)]
-pub(crate) fn flags() -> u8 {
+pub(crate) fn flags() -> Flags {
     switches::all()
 }
 
 /// Whether an op under `flags` needs its device: for per-op sync, statistics, the timeline, or
 /// to find its attached launch thread (not for op ranges alone).
 #[inline(always)]
-pub(crate) fn wants_device(flags: u8) -> bool {
+pub(crate) fn wants_device(flags: Flags) -> bool {
     flags & (SYNC | QUEUED | STATS | TRACE) != 0
 }
 
@@ -69,7 +72,7 @@ pub(crate) fn wants_device(flags: u8) -> bool {
 /// it. Called before the op's guard starts (a read's starts where it is awaited, on the
 /// reader's thread).
 #[inline(always)]
-pub(crate) fn caller_waits(flags: u8) {
+pub(crate) fn caller_waits(flags: Flags) {
     if flags != 0 {
         phase::ran_dry();
     }
@@ -80,7 +83,7 @@ pub(crate) fn caller_waits(flags: u8) {
 #[inline(always)]
 pub(crate) fn read_op<B: Backend>(
     op: &'static Op,
-    flags: u8,
+    flags: Flags,
     device: Option<B::Device>,
 ) -> OpGuard<B> {
     match flags {
@@ -104,7 +107,7 @@ pub(crate) fn read_op<B: Backend>(
 #[inline(always)]
 pub(crate) fn op<B: Backend>(
     op: &'static Op,
-    flags: u8,
+    flags: Flags,
     device: impl FnOnce() -> Option<B::Device>,
     args: impl FnOnce() -> Vec<Arg>,
 ) -> OpGuard<B> {
@@ -187,6 +190,76 @@ impl<B: Backend> OpGuard<B> {
             active.queuing = None;
         }
     }
+}
+
+/// What an op under the `NUMERICS` switch keeps from its start: what it is read for, its
+/// inputs' shapes, and its inputs (to read when its output is the first that is not finite).
+pub(crate) struct NumericsAtStart<B: Backend> {
+    wanted: numerics::Wanted,
+    input_shapes: Vec<Vec<usize>>,
+    inputs: Vec<Held<B>>,
+}
+
+/// The start of an op's numerics under `flags`: `inputs` is called only when its outputs are
+/// to be read (`[numerics]`, in the steps it names).
+#[inline(always)]
+pub(crate) fn numerics_start<B: Backend>(
+    flags: Flags,
+    inputs: impl FnOnce() -> Vec<Held<B>>,
+) -> Option<NumericsAtStart<B>> {
+    if flags & NUMERICS == 0 {
+        return None;
+    }
+    let wanted = numerics::wanted();
+    if !wanted.any() {
+        return None;
+    }
+    let inputs = inputs();
+    let input_shapes = inputs.iter().map(Held::shape).collect();
+    Some(NumericsAtStart {
+        wanted,
+        input_shapes,
+        // Kept only to be read if this op makes the first NaN.
+        inputs: match wanted.check_finite() {
+            true => inputs,
+            false => Vec::new(),
+        },
+    })
+}
+
+/// The end of an op's numerics: its outputs read, fingerprinted or checked, and handed to the
+/// numerics sink. An op that returned no tensor is not recorded.
+#[inline(never)]
+pub(crate) fn numerics_end<B: Backend>(
+    op: &'static Op,
+    start: Option<NumericsAtStart<B>>,
+    outputs: impl FnOnce() -> Vec<Held<B>>,
+) {
+    let Some(start) = start else {
+        return;
+    };
+    let outputs: Vec<_> = outputs().into_iter().filter_map(Held::read).collect();
+    if outputs.is_empty()
+        || !start.wanted.fingerprints() && outputs.iter().all(crate::op_numerics::finite)
+    {
+        return;
+    }
+    let prints = outputs
+        .iter()
+        .filter_map(crate::op_numerics::fingerprint)
+        .collect();
+    let inputs = start.inputs;
+    numerics::record(
+        op,
+        call_sites::capture(),
+        start.input_shapes,
+        prints,
+        || {
+            let read = inputs.into_iter().filter_map(Held::read);
+            read.filter_map(|data| crate::op_numerics::fingerprint(&data))
+                .collect()
+        },
+    );
 }
 
 /// Guards an op: `probe!(OP, B, device closure, shapes closure)`, checking the switches before
@@ -306,7 +379,7 @@ pub(crate) struct OpGuard<B: Backend> {
 struct ActiveOp<B: Backend> {
     op: &'static Op,
     /// The flags seen at the start: the end does exactly what the start did.
-    flags: u8,
+    flags: Flags,
     /// The device to sync, when per-op sync was on.
     device: Option<B::Device>,
     observers: Option<Observers>,
@@ -355,7 +428,7 @@ enum MemoryAtStart {
 
 /// What an op does where its kernels are launched, first: open its range, tag the launches
 /// with its device-time id. Run here, or queued on its launch thread ([`queued_start`]).
-fn launches_start(flags: u8, op: &'static Op, device_op: u64) {
+fn launches_start(flags: Flags, op: &'static Op, device_op: u64) {
     if flags & RANGES != 0 {
         op_ranges::push_op(op);
     }
@@ -365,7 +438,7 @@ fn launches_start(flags: u8, op: &'static Op, device_op: u64) {
 }
 
 /// The reverse of [`launches_start`].
-fn launches_end(flags: u8, _op: &'static Op, _device_op: u64) {
+fn launches_end(flags: Flags, _op: &'static Op, _device_op: u64) {
     if flags & DEVICE != 0 {
         device_time::untag_launches();
     }
@@ -377,7 +450,7 @@ fn launches_end(flags: u8, _op: &'static Op, _device_op: u64) {
 /// An op whose start ran on this launch thread and whose end has not.
 struct QueuedOpen {
     instance: u64,
-    flags: u8,
+    flags: Flags,
     op: &'static Op,
     device_op: u64,
     /// Its stream's memory in use at its start, with per-op memory on.
@@ -529,7 +602,7 @@ fn device_memory(at_start: u64, at_end: u64) -> stats::OpMemory {
 #[inline(never)]
 fn start<B: Backend>(
     op: &'static Op,
-    flags: u8,
+    flags: Flags,
     device: Option<B::Device>,
     shapes: Option<Vec<Shape>>,
     work_args: Option<Vec<Arg>>,
@@ -826,7 +899,7 @@ enum Launches {
 /// `instance` there), or here.
 fn at_launches(
     launches: Launches,
-    flags: u8,
+    flags: Flags,
     op: &'static Op,
     (device_op, instance): (Option<u64>, u64),
     queued_on: Option<&LaunchThread>,

@@ -26,10 +26,9 @@ use burn_backend::Backend;
 use burn_profiled_core::recorder::{self, RunIdentity, RunRecorder};
 
 pub use burn_profiled_core::formats::RUN_FORMAT_VERSION;
-pub use burn_profiled_core::recorder::{DeviceTimeRun, RunSummary};
+pub use burn_profiled_core::recorder::{DeviceTimeRun, RunStopped, RunSummary};
 
 use crate::config::RuntimeConfig;
-use crate::host::MemoryLimitExceeded;
 use crate::{AttachedLaunchThread, DeviceSync, LaunchThread, trace};
 
 /// The Burn version this crate is built against (pinned in its Cargo.toml).
@@ -197,9 +196,10 @@ impl Session {
     /// (`[host] memory_limit_mib`, `[memory] device_limit_mib`). With device time, every 20
     /// steps: a device sync, then the kernels CUPTI recorded are collected into the statistics.
     ///
-    /// Past a memory limit it returns the guard's error, having printed it on stderr (once):
+    /// Past a memory limit it returns the guard's error, having printed it on stderr (once),
+    /// and after an op made a NaN or an Inf with `[numerics] check_finite = "stop"`, that op:
     /// stop the run, and exit with a failure code.
-    pub fn finish_iter(&mut self) -> Result<(), MemoryLimitExceeded> {
+    pub fn finish_iter(&mut self) -> Result<(), RunStopped> {
         let launch_threads = &self.launch_threads;
         self.recorder.finish_iter(|| {
             launch_threads

@@ -27,8 +27,9 @@ const CONTEXT: [&str; 11] = [
     "context::thread",
     "context::warmup",
 ];
-const SINKS: [&str; 5] = [
+const SINKS: [&str; 6] = [
     "sinks::device_time",
+    "sinks::numerics",
     "sinks::observers",
     "sinks::op_ranges",
     "sinks::stats",
@@ -49,7 +50,9 @@ fn allowed(node: &str) -> Option<Vec<&'static str>> {
                 .into_iter()
                 .chain([
                     "call_sites",
+                    "config",
                     "files",
+                    "numerics",
                     "formats",
                     "shape",
                     "units",
@@ -63,7 +66,7 @@ fn allowed(node: &str) -> Option<Vec<&'static str>> {
             CONTEXT
                 .into_iter()
                 .chain(SINKS)
-                .chain(["call_sites", "shape", "work"])
+                .chain(["call_sites", "numerics", "op_numerics", "shape", "work"])
                 .collect(),
         )
     } else {

@@ -1,5 +1,6 @@
 //! The formats of `run.json`, `ops.json` and `trace.json` are pinned: the keys and value types
-//! a session writes are the golden files `tests/golden/{run,ops,ops_by_call_site}_json_v3.txt`
+//! a session writes are the golden files `tests/golden/run_json_v4.txt`,
+//! `{ops,ops_by_call_site}_json_v3.txt` (unchanged since version 3)
 //! and `trace_json_v2.txt`. A change that fails this test is a new format version
 //! (`RUN_FORMAT_VERSION`, `trace::FORMAT_VERSION`), not an edit: readers of the old version
 //! (`burn-profiled diff` on runs of an older burn-profiled, trace tools) rely on them.
@@ -67,6 +68,7 @@ fn run_json_and_ops_json_keep_the_format_of_their_version() {
     config.roofline.counts = true;
     config.roofline.peak_tflops = Some(1.0);
     config.roofline.peak_gbps = Some(100.0);
+    config.numerics.fingerprints = true;
     let device = Default::default();
     let out = tempfile::tempdir().unwrap();
     let mut session = Session::start::<B>(config, &device, out.path());
@@ -81,8 +83,8 @@ fn run_json_and_ops_json_keep_the_format_of_their_version() {
     for (file, golden_file, golden) in [
         (
             "run.json",
-            "run_json_v3.txt",
-            include_str!("golden/run_json_v3.txt"),
+            "run_json_v4.txt",
+            include_str!("golden/run_json_v4.txt"),
         ),
         (
             "ops.json",

@@ -57,7 +57,7 @@ macro_rules! forward_one {
             /// dropped by the caller.
             #[inline(never)]
             #[allow(clippy::too_many_arguments)]
-            unsafe fn probed<B: Backend>($($arg: *const $ty,)* flags: u8) -> $ret {
+            unsafe fn probed<B: Backend>($($arg: *const $ty,)* flags: $crate::context::switches::Flags) -> $ret {
                 // SAFETY: see above.
                 $( let $arg = unsafe { core::ptr::read($arg) }; )*
                 static OP: $crate::probe::Op = $crate::probe::Op::new(concat!(stringify!($name), "\0"));
@@ -87,18 +87,34 @@ macro_rules! forward_call {
     ([$($kind:ident)?] probed $b:ident, $op:ident, $flags:ident, $name:ident($($arg:ident),*) => $($dev:ident $(($src:ident))?)?) => {{
         #[allow(unused_imports)]
         use $crate::probe::{NoArg as _, TensorArgOf as _, WindowArgOf as _};
-        let mut _op = $crate::probe::op::<$b>(
-            &$op,
-            $flags,
-            || $crate::backend::forward::op_device!($($dev $(($src))?)?),
-            || {
-                let mut args = Vec::new();
-                $( (&&&$crate::probe::ArgOf(&$arg)).collect_arg(&mut args); )*
-                args
-            },
-        );
-        let out = $crate::backend::forward::forward_call!([$($kind)?] direct $b, $name($($arg),*));
-        _op.outputs(|outputs| (&&&$crate::probe::ArgOf(&out)).collect_arg(outputs));
+        #[allow(unused_imports)]
+        use $crate::op_numerics::{NoTensor as _, TensorOf as _, TensorsIn as _};
+        let numerics = $crate::probe::numerics_start::<$b>($flags, || {
+            let mut held = Vec::new();
+            $( (&&&$crate::op_numerics::Tensors(&$arg)).hold::<$b>(&mut held); )*
+            held
+        });
+        let out = {
+            let mut _op = $crate::probe::op::<$b>(
+                &$op,
+                $flags,
+                || $crate::backend::forward::op_device!($($dev $(($src))?)?),
+                || {
+                    let mut args = Vec::new();
+                    $( (&&&$crate::probe::ArgOf(&$arg)).collect_arg(&mut args); )*
+                    args
+                },
+            );
+            let out = $crate::backend::forward::forward_call!([$($kind)?] direct $b, $name($($arg),*));
+            _op.outputs(|outputs| (&&&$crate::probe::ArgOf(&out)).collect_arg(outputs));
+            out
+        };
+        // Read after the op's guard ended: the reads are not the op's time.
+        $crate::probe::numerics_end::<$b>(&$op, numerics, || {
+            let mut held = Vec::new();
+            (&&&$crate::op_numerics::Tensors(&out)).hold::<$b>(&mut held);
+            held
+        });
         out
     }};
 }

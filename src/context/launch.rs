@@ -20,6 +20,7 @@ use burn_backend::{Backend, DeviceId, DeviceOps};
 use super::memory::{DeviceMemory, MemoryReader};
 use super::op::Op;
 use super::phase;
+use super::switches::Flags;
 
 /// Runs a task on the launch thread and blocks until it has run; `Err` says why it could not.
 type Runner = dyn Fn(&mut (dyn FnMut() + Send)) -> Result<(), String> + Send + Sync;
@@ -114,7 +115,7 @@ impl Drop for QueuingHold {
 /// elsewhere. A [queue](LaunchThread::with_queue) runs it there with [`run`](QueuedTask::run).
 pub struct QueuedTask {
     pub(crate) run: fn(QueuedTask),
-    pub(crate) flags: u8,
+    pub(crate) flags: Flags,
     pub(crate) op: &'static Op,
     pub(crate) id: u64,
     /// Which run of the op: its start and end carry the same.

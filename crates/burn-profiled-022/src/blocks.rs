@@ -11,7 +11,7 @@ use std::time::Duration;
 use burn_fusion::observer::{BlockOperations, FusionObserver};
 use burn_ir::{OperationIr, TensorId};
 use burn_profiled_core::context::op::Op;
-use burn_profiled_core::context::switches::{self, DEVICE, RANGES, SHAPES, STATS, TRACE};
+use burn_profiled_core::context::switches::{self, DEVICE, Flags, RANGES, SHAPES, STATS, TRACE};
 use burn_profiled_core::context::{clock, phase};
 use burn_profiled_core::device_time;
 use burn_profiled_core::op_names;
@@ -80,7 +80,7 @@ struct OpenBlock {
     /// The phase its first op was registered in.
     phase: u32,
     /// The switches seen at its start: its end does what its start did.
-    flags: u8,
+    flags: Flags,
     started: Duration,
     shapes: Option<Vec<Shape>>,
     /// What its ops did, when work is counted.

@@ -47,7 +47,7 @@ mod session;
 #[cfg(feature = "train")]
 pub mod train;
 
-pub use burn_profiled_core::recorder::RunSummary;
+pub use burn_profiled_core::recorder::{RunStopped, RunSummary};
 pub use burn_profiled_core::{
     DeviceSync, config, host, memory, nvtx, runs, stats, stopwatch, trace,
 };

@@ -13,7 +13,7 @@ use burn_profiled_core::DeviceSync;
 use burn_profiled_core::config::RuntimeConfig;
 use burn_profiled_core::context::device::{self as core_device, DeviceKey};
 use burn_profiled_core::context::memory::DeviceMemory;
-use burn_profiled_core::host::MemoryLimitExceeded;
+use burn_profiled_core::recorder::RunStopped;
 use burn_profiled_core::recorder::{self, RunIdentity, RunRecorder, RunSummary};
 
 use crate::blocks::BlockRecorder;
@@ -206,9 +206,10 @@ impl Session {
     /// after the calling thread's queued ops ran), and the memory guards' checks
     /// (`[host] memory_limit_mib`, `[memory] device_limit_mib`).
     ///
-    /// Past a memory limit it returns the guard's error, having printed it on stderr (once):
+    /// Past a memory limit it returns the guard's error, having printed it on stderr (once),
+    /// and after an op made a NaN or an Inf with `[numerics] check_finite = "stop"`, that op:
     /// stop the run, and exit with a failure code.
-    pub fn finish_iter(&mut self) -> Result<(), MemoryLimitExceeded> {
+    pub fn finish_iter(&mut self) -> Result<(), RunStopped> {
         if !self.told_ops_invisible && !self.blocks.saw_an_op.load(Ordering::Relaxed) {
             // A CubeCL device whose first step reached no fusion server: fusion is off.
             self.told_ops_invisible = true;

@@ -230,6 +230,45 @@ impl RooflineSection {
     }
 }
 
+/// The numerics section: which op changed the numbers, and which op made a NaN
+/// ([`numerics`](crate::numerics)).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct NumericsSection {
+    /// Each op's output tensors get a [`Fingerprint`](crate::numerics::Fingerprint) (NaN and
+    /// Inf counts, min, max, sums), written to `numerics.jsonl` for `burn-profiled numerics`
+    /// to compare with another run. Each output is read to the host as the op returns: on a
+    /// GPU, a sync per op.
+    pub fingerprints: bool,
+    /// Look for the first op whose output holds a NaN or an Inf: reported on stderr and in
+    /// `run.json` (`non_finite`), and with `stop` the run stops at that step's end.
+    pub check_finite: CheckFinite,
+    /// The first and last step (from 0, warm-up steps included) whose ops are fingerprinted
+    /// and checked; every step when absent.
+    pub steps: Option<[u64; 2]>,
+}
+
+impl NumericsSection {
+    /// Whether an op's outputs are read at all.
+    pub fn enabled(&self) -> bool {
+        self.fingerprints || self.check_finite != CheckFinite::Off
+    }
+}
+
+/// What `[numerics] check_finite` does with the first op that made a NaN or an Inf.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CheckFinite {
+    /// No check.
+    #[default]
+    Off,
+    /// Say which op it was, on stderr and in `run.json`, and go on.
+    Warn,
+    /// Say it, and stop the run at that step's end as a memory limit does: the session's
+    /// `finish_iter` returns the error, `run.json` has `stopped_by` (the examples exit 3).
+    Stop,
+}
+
 /// What every tool does in a run. Missing keys take their defaults (everything off); unknown
 /// keys are errors.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -255,6 +294,8 @@ pub struct RuntimeConfig {
     pub report: ReportSection,
     /// Work per op and the roofline.
     pub roofline: RooflineSection,
+    /// Per-op numerics: fingerprints and the first NaN.
+    pub numerics: NumericsSection,
 }
 
 /// The presets.
@@ -268,7 +309,8 @@ pub enum Preset {
     /// Everything on (stopwatch, user and op ranges, statistics, timeline, capture after
     /// warm-up), no order checks and no dumps.
     Profile,
-    /// Everything on, with range order checks and tensor dumps.
+    /// Everything on, with range order checks, tensor dumps, per-op fingerprints and the
+    /// first NaN or Inf reported (`[numerics] check_finite = "warn"`).
     Debug,
 }
 
@@ -382,6 +424,8 @@ impl RuntimeConfig {
                     config.dump.enabled = true;
                     config.stats.by_shapes = true;
                     config.stats.call_sites = true;
+                    config.numerics.fingerprints = true;
+                    config.numerics.check_finite = CheckFinite::Warn;
                 }
             }
         }
@@ -463,6 +507,22 @@ impl RuntimeConfig {
                 key: "roofline.calibrate",
                 message: "measures what `roofline.peak_tflops` and `peak_gbps` give: set one or the other",
             });
+        }
+        if let Some([first, last]) = self.numerics.steps {
+            if first > last {
+                return Err(ConfigError::Invalid {
+                    path: None,
+                    key: "numerics.steps",
+                    message: "is [first, last]: the first step cannot come after the last",
+                });
+            }
+            if !self.numerics.enabled() {
+                return Err(ConfigError::Invalid {
+                    path: None,
+                    key: "numerics.steps",
+                    message: "bounds `numerics.fingerprints` and `numerics.check_finite`: set one of them",
+                });
+            }
         }
         Ok(self)
     }

@@ -9,7 +9,9 @@
 ///   roofline in `ops.json` (its rows' `flops`, `bytes`, `roofline`, and `work`).
 /// - 3: `[stats] call_sites` in `run.json`'s configuration; `ops_by_call_site.json`, whose rows
 ///   have the op's `call_site` (and `stacks.folded`, the folded stacks of flame graphs).
-pub const RUN_FORMAT_VERSION: u32 = 3;
+/// - 4: `[numerics]` in `run.json`'s configuration; `run.json`'s `non_finite`, the first op
+///   that made a NaN or an Inf (`numerics::NonFinite`), and `numerics.jsonl` among its files.
+pub const RUN_FORMAT_VERSION: u32 = 4;
 
 /// The oldest version of `run.json` and `ops.json` that [`runs`](crate::runs) reads: each
 /// version since only added keys.

@@ -18,8 +18,10 @@ use crate::device_time::{self, DeviceTimeError, DeviceTimeSummary, Source};
 use crate::formats::RUN_FORMAT_VERSION;
 use crate::host::{MemoryGuard, MemoryLimitExceeded};
 use crate::memory::{self, MemoryRun, MemorySteps, StepSample};
+use crate::numerics::{self as numerics_file, NonFinite};
 use crate::nvtx::{self, RangeConfig};
 use crate::roofline::Calibration;
+use crate::sinks::numerics;
 use crate::stopwatch::{self, StopwatchConfig};
 use crate::{probe, stats, trace};
 
@@ -58,8 +60,12 @@ pub struct RunSummary {
     /// Memory per step, its peaks and growth (`[memory] per_step`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub memory: Option<MemoryRun>,
-    /// The message of the memory limit that stopped the run, if one did: a program should
-    /// exit with a failure code then (the examples exit with 3).
+    /// The first op whose output held a NaN or an Inf (`[numerics] check_finite`), if one did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub non_finite: Option<NonFinite>,
+    /// The message of what stopped the run (a memory limit, a NaN with
+    /// `check_finite = "stop"`), if something did: a program should exit with a failure code
+    /// then (the examples exit with 3).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stopped_by: Option<String>,
     /// Files written.
@@ -78,6 +84,22 @@ pub struct DeviceTimeRun {
     /// Kernels launched under no op, and their device time.
     #[serde(flatten)]
     pub unattributed: DeviceTimeSummary,
+}
+
+/// Why a run must stop, as a session's `finish_iter` returns it (having printed it on stderr):
+/// stop the run, and exit with a failure code (the examples exit with 3).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RunStopped {
+    /// A memory limit was passed (`[host] memory_limit_mib`, `[memory] device_limit_mib`).
+    #[error(transparent)]
+    Memory(#[from] MemoryLimitExceeded),
+    /// An op made a NaN or an Inf, and `[numerics] check_finite = "stop"`.
+    #[error("{}", non_finite_text(.0))]
+    NonFinite(Box<NonFinite>),
+}
+
+fn non_finite_text(found: &NonFinite) -> String {
+    format!("stopping the run at the first NaN or Inf: {found}")
 }
 
 /// What `run.json` says the run was: the edition, its Burn, the backend and the device.
@@ -218,6 +240,10 @@ impl RunRecorder {
                 crate::dump::global::set_dump_is_compare(crate::dump::CompareSettings::default());
             }
         }
+        if recorder.config.numerics.enabled() {
+            // From the first step: a NaN in a warm-up step matters.
+            numerics::start(recorder.config.numerics.clone());
+        }
         if recorder.config.stopwatch.warmup_iters == 0 {
             recorder.end_warmup();
         }
@@ -296,11 +322,12 @@ impl RunRecorder {
     /// `[memory] device_limit_mib`). With device time, every 20 steps: a device sync, then the
     /// kernels recorded are collected into the statistics.
     ///
-    /// Past a memory limit it returns the guard's error, having printed it on stderr (once).
+    /// Past a memory limit it returns the guard's error, having printed it on stderr (once);
+    /// after an op made a NaN or an Inf with `[numerics] check_finite = "stop"`, that op.
     pub fn finish_iter(
         &mut self,
         device_memory: impl FnOnce() -> Vec<(String, DeviceMemory)>,
-    ) -> Result<(), MemoryLimitExceeded> {
+    ) -> Result<(), RunStopped> {
         stopwatch::finish_iter();
         let now = clock::now();
         if self.warmup_done {
@@ -354,8 +381,20 @@ impl RunRecorder {
             self.stopped_by = Some(exceeded.to_string());
         }
         memory::set_step(self.steps);
-        match exceeded {
-            Some(exceeded) => Err(exceeded),
+        let non_finite = self.config.numerics.enabled().then(|| {
+            numerics::set_step(self.steps as u64);
+            numerics::stop_asked()
+        });
+        if let Some(exceeded) = exceeded {
+            return Err(exceeded.into());
+        }
+        match non_finite.flatten() {
+            Some(found) => {
+                // Printed when the op ran.
+                let stopped = RunStopped::NonFinite(Box::new(found));
+                self.stopped_by.get_or_insert_with(|| stopped.to_string());
+                Err(stopped)
+            }
             None => Ok(()),
         }
     }
@@ -450,6 +489,12 @@ impl RunRecorder {
             trace::write(&path)?;
             files.push(path);
         }
+        let numerics = numerics::stop();
+        if config.numerics.fingerprints {
+            let path = self.out_dir.join(numerics_file::NUMERICS_FILE);
+            numerics_file::file::write(&path, &numerics.records)?;
+            files.push(path);
+        }
         let dump = &config.dump;
         if dump.enabled && crate::dump::global::dump_count() > 0 {
             files.push(dump.dir_in(&self.out_dir));
@@ -494,6 +539,7 @@ impl RunRecorder {
             stopwatch: report,
             device_time,
             memory,
+            non_finite: numerics.non_finite,
             stopped_by: self.stopped_by.clone(),
             files,
         };

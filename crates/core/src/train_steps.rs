@@ -6,7 +6,7 @@ use std::thread::ThreadId;
 use std::time::Instant;
 
 use crate::dump::Map;
-use crate::host::MemoryLimitExceeded;
+use crate::recorder::RunStopped;
 use crate::{nvtx, stopwatch};
 
 /// Stops the run with a message (burn-train's interrupter).
@@ -44,8 +44,9 @@ impl TrainSteps {
     }
 
     /// Ends the step in progress, if any: its measurement and range (on its own thread), its
-    /// time, and the session's iteration (`finish_iter`); past a memory limit, the run stops.
-    pub fn end_step(&self, finish_iter: impl FnOnce() -> Result<(), MemoryLimitExceeded>) {
+    /// time, and the session's iteration (`finish_iter`); past a memory limit, or after a NaN
+    /// with `[numerics] check_finite = "stop"`, the run stops.
+    pub fn end_step(&self, finish_iter: impl FnOnce() -> Result<(), RunStopped>) {
         let mut steps = self.steps();
         let Some((started, thread)) = steps.open.take() else {
             return;
@@ -55,7 +56,7 @@ impl TrainSteps {
             nvtx::range_pop(Some("step"));
         }
         steps.last_seconds = Some(started.elapsed().as_secs_f64());
-        // Past a memory limit, the session has said why on stderr.
+        // The session has said why on stderr.
         if let Err(exceeded) = finish_iter() {
             steps.stopped = true;
             if let Some(interrupt) = &steps.interrupt {

@@ -1,32 +1,38 @@
-//! What is switched on, in one byte, so an op with everything off pays one relaxed load.
+//! What is switched on, in one word, so an op with everything off pays one relaxed load.
 //!
 //! Each sink sets its own bit when it starts and clears it when it stops; the probe reads the
 //! whole byte once per op and passes it along, so an op ends exactly as it started.
 
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU16, Ordering};
 use std::sync::{Mutex, PoisonError};
 
+/// The switches, one bit each.
+pub type Flags = u16;
+
 /// NVTX op ranges in the `burn` domain.
-pub const RANGES: u8 = 1;
+pub const RANGES: Flags = 1;
 /// `B::sync` of the op's device before the op starts and before it is reported finished.
-pub const SYNC: u8 = 1 << 1;
+pub const SYNC: Flags = 1 << 1;
 /// At least one observer is installed.
-pub const OBSERVE: u8 = 1 << 2;
+pub const OBSERVE: Flags = 1 << 2;
 /// Op statistics are recorded.
-pub const STATS: u8 = 1 << 3;
+pub const STATS: Flags = 1 << 3;
 /// The timeline is recorded.
-pub const TRACE: u8 = 1 << 4;
+pub const TRACE: Flags = 1 << 4;
 /// Statistics are keyed by input shapes.
-pub const SHAPES: u8 = 1 << 5;
+pub const SHAPES: Flags = 1 << 5;
 /// Device time: each op tags the kernel launches it makes with its id.
-pub const DEVICE: u8 = 1 << 6;
+pub const DEVICE: Flags = 1 << 6;
 /// A launch thread is attached: ops outside its steps queue their ranges there. Reads as on
 /// only while there is something to queue (op ranges or device time), so that an attached
 /// launch thread with everything else off leaves ops on the one-load path.
-pub const QUEUED: u8 = 1 << 7;
+pub const QUEUED: Flags = 1 << 7;
+/// Per-op numerics: each op's outputs are read for their fingerprints or checked for NaN and
+/// Inf (`[numerics]`).
+pub const NUMERICS: Flags = 1 << 8;
 
 /// What the probe reads.
-static FLAGS: AtomicU8 = AtomicU8::new(0);
+static FLAGS: AtomicU16 = AtomicU16::new(0);
 /// What was asked for; `FLAGS` is derived from it.
 static REQUESTED: Mutex<Requested> = Mutex::new(Requested {
     flags: 0,
@@ -37,7 +43,7 @@ static REQUESTED: Mutex<Requested> = Mutex::new(Requested {
 #[derive(Clone, Copy)]
 struct Requested {
     /// The flags switched on.
-    flags: u8,
+    flags: Flags,
     /// Per-op memory reads device memory on the launch thread, so it keeps ops queuing there.
     memory_per_op: bool,
     /// Whether NVTX loaded a tool: without one, op ranges read as off.
@@ -45,7 +51,7 @@ struct Requested {
 }
 
 /// Sets or clears `flag`.
-pub fn set(flag: u8, on: bool) {
+pub fn set(flag: Flags, on: bool) {
     update(|requested| {
         if on {
             requested.flags |= flag;
@@ -67,7 +73,7 @@ pub fn set_nvtx_tool(attached: bool) {
 }
 
 /// Whether `flag` was switched on, whether or not it reads as on.
-pub fn requested(flag: u8) -> bool {
+pub fn requested(flag: Flags) -> bool {
     REQUESTED
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
@@ -95,12 +101,12 @@ fn publish(requested: Requested) {
 
 /// All switches: `0` means everything is off.
 #[inline(always)]
-pub fn all() -> u8 {
+pub fn all() -> Flags {
     FLAGS.load(Ordering::Relaxed)
 }
 
 /// Whether `flag` is on.
-pub fn is_on(flag: u8) -> bool {
+pub fn is_on(flag: Flags) -> bool {
     all() & flag != 0
 }
 

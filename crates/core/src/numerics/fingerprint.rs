@@ -90,6 +90,12 @@ element! {
     bool => "bool", |x| f64::from(u8::from(x));
 }
 
+/// Whether every element of `data` is finite: what `[numerics] check_finite` asks of every
+/// output, cheaper than its [`Fingerprint`].
+pub fn all_finite<T: Element>(data: &[T]) -> bool {
+    data.iter().all(|x| x.to_f64().is_finite())
+}
+
 impl Fingerprint {
     /// The fingerprint of a tensor of `shape` whose elements, row-major, are `data`, in one
     /// pass over it. `elements` is `data.len()`, whatever `shape` says.

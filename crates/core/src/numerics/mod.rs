@@ -22,14 +22,15 @@
 //! assert!(!comparison.agrees());
 //! ```
 //!
-//! The editions do not write `numerics.jsonl` yet: this is the format, the comparison and the
-//! `burn-profiled numerics` command they will feed.
+//! Burn 0.21's `Profiled<B>` writes `numerics.jsonl` with `[numerics] fingerprints`, and
+//! reports the first op that made a NaN or an Inf ([`NonFinite`]) with `check_finite`.
 
 mod align;
 mod compare;
 pub mod file;
 mod fingerprint;
 mod json_float;
+mod non_finite;
 mod record;
 mod text;
 
@@ -39,7 +40,8 @@ pub use compare::{
     first_non_finite,
 };
 pub use file::{NUMERICS_FILE, NumericsError};
-pub use fingerprint::{Element, Fingerprint, WEIGHT_PERIOD};
+pub use fingerprint::{Element, Fingerprint, WEIGHT_PERIOD, all_finite};
+pub use non_finite::NonFinite;
 pub use record::OpRecord;
 pub use text::render;
 

@@ -88,29 +88,47 @@ pub fn render(
             comparison.propagators
         );
         let _ = writeln!(text, "\nfirst divergences:");
-        let _ = writeln!(
-            text,
-            "{:>6}  {:>8}  {:<24} {:<12} {:<24} {:>10}  differs in",
-            "step", "seq", "op", "phase", "call site", "elements"
-        );
         let first = comparison
             .pairs
             .iter()
             .filter(|pair| pair.agreement == Agreement::Diverged);
+        let mut table = vec![[
+            "step".to_owned(),
+            "seq".to_owned(),
+            "op".to_owned(),
+            "phase".to_owned(),
+            "elements".to_owned(),
+            "differs in".to_owned(),
+            "call site".to_owned(),
+        ]];
         for pair in first.take(rows) {
             let record = &reference[pair.reference];
             let mut stats: Vec<&str> = pair.differences.iter().map(|diff| diff.stat).collect();
             stats.dedup();
+            table.push([
+                record.step.to_string(),
+                record.seq.to_string(),
+                record.op.clone(),
+                record.phase.clone(),
+                record.elements().to_string(),
+                stats.join(", "),
+                record.call_site.clone().unwrap_or_else(|| "-".to_owned()),
+            ]);
+        }
+        // Each column as wide as its widest cell; numbers to the right, the call site last
+        // and unpadded.
+        let width = |column: usize| table.iter().map(|row| row[column].len()).max();
+        let widths: Vec<usize> = (0..7).map(|column| width(column).unwrap_or(0)).collect();
+        for [step, seq, op, phase, elements, differs, call_site] in &table {
             let _ = writeln!(
                 text,
-                "{:>6}  {:>8}  {:<24} {:<12} {:<24} {:>10}  {}",
-                record.step,
-                record.seq,
-                record.op,
-                record.phase,
-                record.call_site.as_deref().unwrap_or("-"),
-                record.elements(),
-                stats.join(", ")
+                "{step:>w0$}  {seq:>w1$}  {op:<w2$}  {phase:<w3$}  {elements:>w4$}  {differs:<w5$}  {call_site}",
+                w0 = widths[0],
+                w1 = widths[1],
+                w2 = widths[2],
+                w3 = widths[3],
+                w4 = widths[4],
+                w5 = widths[5],
             );
         }
     }

@@ -9,8 +9,10 @@
 //! | [`trace`] | the timeline: ops, user ranges, measurements | [`trace::start`] |
 //! | [`observers`] | the user's [`OpObserver`](observers::OpObserver)s | [`observers::observe`] |
 //! | [`device_time`] | each op's kernels and their device time (CUPTI) | [`device_time::start`] |
+//! | [`numerics`] | each op's output fingerprints, the first NaN or Inf | [`numerics::start`] |
 
 pub mod device_time;
+pub mod numerics;
 #[doc(hidden)]
 pub mod observers;
 #[doc(hidden)]

@@ -1,0 +1,132 @@
+//! [`NonFinite`]: the first op of a run whose output held a NaN or an Inf
+//! (`[numerics] check_finite`).
+
+use serde::{Deserialize, Serialize};
+
+use super::Fingerprint;
+
+/// The first op of a run whose output held a NaN or an Inf: in `run.json` as `non_finite`, and
+/// on stderr as its [`Display`](std::fmt::Display).
+///
+/// When its inputs were all finite, it is the op that *made* the NaN, not one that carried it
+/// on: every op before it in the run had finite outputs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NonFinite {
+    /// The step (from 0, warm-up steps included).
+    pub step: u64,
+    /// The op, as the op tables name it.
+    pub op: String,
+    /// The innermost user range around it (`-` outside any), or the phase Burn's frames give
+    /// (`backward`, `optimizer`) when call sites are on.
+    pub phase: String,
+    /// Where in the user's code it was called from, when call sites are on.
+    pub call_site: Option<String>,
+    /// The thread it ran on.
+    pub thread: String,
+    /// Whether every input was finite: `false` when a NaN or an Inf came in from outside the
+    /// checked ops (the data, a parameter loaded with one, or an op before `[numerics] steps`).
+    pub inputs_finite: bool,
+    /// Its tensor inputs' fingerprints, in argument order.
+    pub inputs: Vec<Fingerprint>,
+    /// Its outputs' fingerprints.
+    pub outputs: Vec<Fingerprint>,
+}
+
+impl std::fmt::Display for NonFinite {
+    /// `step 3: `float_log` in phase `forward`, called at `Model::forward (src/model.rs:12)`,
+    /// made 2 NaN, 0 +Inf, 0 -Inf of 8 elements from finite inputs [2, 4]`, and where they
+    /// came from when its inputs were not finite.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let counts = |prints: &[Fingerprint]| {
+            prints
+                .iter()
+                .fold((0, 0, 0, 0), |(nan, pos, neg, all), print| {
+                    (
+                        nan + print.nan,
+                        pos + print.pos_inf,
+                        neg + print.neg_inf,
+                        all + print.elements,
+                    )
+                })
+        };
+        let (nan, pos_inf, neg_inf, elements) = counts(&self.outputs);
+        write!(
+            f,
+            "step {}: `{}` in phase `{}`",
+            self.step, self.op, self.phase
+        )?;
+        if let Some(call_site) = &self.call_site {
+            write!(f, ", called at `{call_site}`,")?;
+        }
+        write!(
+            f,
+            " made {nan} NaN, {pos_inf} +Inf, {neg_inf} -Inf of {elements} elements"
+        )?;
+        let shapes: Vec<String> = self
+            .inputs
+            .iter()
+            .map(|input| format!("{:?}", input.shape))
+            .collect();
+        match self.inputs_finite {
+            true if shapes.is_empty() => write!(f, " from no tensor input"),
+            true => write!(f, " from finite inputs {}", shapes.join(", ")),
+            false => {
+                let (nan, pos_inf, neg_inf, _) = counts(&self.inputs);
+                write!(
+                    f,
+                    " from inputs {} that already held {nan} NaN, {pos_inf} +Inf, {neg_inf} -Inf: \
+                     they came from outside the checked ops (the data, a parameter, or an op \
+                     before `[numerics] steps`)",
+                    shapes.join(", ")
+                )
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn non_finite(inputs: Vec<Fingerprint>, inputs_finite: bool) -> NonFinite {
+        NonFinite {
+            step: 3,
+            op: "float_log".into(),
+            phase: "forward".into(),
+            call_site: Some("Model::forward (src/model.rs:12)".into()),
+            thread: "main".into(),
+            inputs_finite,
+            inputs,
+            outputs: vec![Fingerprint::of(
+                &[f32::NAN, 0.5, f32::NEG_INFINITY, 1.0],
+                &[2, 2],
+            )],
+        }
+    }
+
+    /// The message names the op, its step, phase and call site, what it made, and from what.
+    #[test]
+    fn the_producer_is_named_with_its_step_phase_call_site_and_counts() {
+        let finite = vec![Fingerprint::of(&[-1.0f32, 1.5, 0.0, 2.0], &[2, 2])];
+        assert_eq!(
+            non_finite(finite, true).to_string(),
+            "step 3: `float_log` in phase `forward`, called at `Model::forward \
+             (src/model.rs:12)`, made 1 NaN, 0 +Inf, 1 -Inf of 4 elements from finite inputs \
+             [2, 2]"
+        );
+    }
+
+    /// An op fed a NaN from the data is not its producer: the message says where to look.
+    #[test]
+    fn an_op_fed_a_nan_from_outside_says_so() {
+        let poisoned = vec![Fingerprint::of(&[f32::NAN, 1.0], &[2])];
+        let mut found = non_finite(poisoned, false);
+        found.call_site = None;
+        assert_eq!(
+            found.to_string(),
+            "step 3: `float_log` in phase `forward` made 1 NaN, 0 +Inf, 1 -Inf of 4 elements \
+             from inputs [2] that already held 1 NaN, 0 +Inf, 0 -Inf: they came from outside \
+             the checked ops (the data, a parameter, or an op before `[numerics] steps`)"
+        );
+    }
+}

@@ -1,0 +1,317 @@
+//! Per-op numerics (`[numerics]`): each op's output [`Fingerprint`]s, kept as the run's
+//! [`OpRecord`]s for `numerics.jsonl`, and the first op whose output held a NaN or an Inf
+//! ([`NonFinite`]).
+//!
+//! The edition reads each op's outputs (when [`wanted`] says so) and hands their fingerprints
+//! to [`record`]; the session tells the step ([`set_step`]) and takes what was recorded at the
+//! end ([`stop`]).
+
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Mutex, PoisonError};
+
+use crate::call_sites;
+use crate::config::{CheckFinite, NumericsSection};
+use crate::context::op::Op;
+use crate::context::phase;
+use crate::context::switches::{self, NUMERICS};
+use crate::numerics::{Fingerprint, NonFinite, OpRecord};
+
+/// [`WANTED`]'s bits.
+const FINGERPRINTS: u8 = 1;
+const CHECK_FINITE: u8 = 1 << 1;
+
+/// What ops of the current step are read for, read once per op.
+static WANTED: AtomicU8 = AtomicU8::new(0);
+
+static STATE: Mutex<Option<State>> = Mutex::new(None);
+
+struct State {
+    config: NumericsSection,
+    step: u64,
+    next_seq: u64,
+    records: Vec<Recorded>,
+    non_finite: Option<NonFinite>,
+}
+
+/// A record as it is kept while the run goes on: names and call sites resolved at the end.
+struct Recorded {
+    seq: u64,
+    step: u64,
+    thread: String,
+    op: &'static Op,
+    phase: u32,
+    stack: u32,
+    input_shapes: Vec<Vec<usize>>,
+    outputs: Vec<Fingerprint>,
+}
+
+/// What the ops of the current step are read for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Wanted(u8);
+
+impl Wanted {
+    /// Their outputs' fingerprints, for `numerics.jsonl`.
+    pub fn fingerprints(self) -> bool {
+        self.0 & FINGERPRINTS != 0
+    }
+
+    /// Whether their outputs are finite (until the first that is not).
+    pub fn check_finite(self) -> bool {
+        self.0 & CHECK_FINITE != 0
+    }
+
+    /// Either.
+    pub fn any(self) -> bool {
+        self.0 != 0
+    }
+}
+
+/// What an op under the `NUMERICS` switch is read for now.
+#[inline]
+pub fn wanted() -> Wanted {
+    Wanted(WANTED.load(Ordering::Relaxed))
+}
+
+/// Starts recording as `config` says, from step 0: a session started earlier in this process
+/// leaves nothing behind.
+pub fn start(config: NumericsSection) {
+    let mut state = STATE.lock().unwrap_or_else(PoisonError::into_inner);
+    *state = Some(State {
+        config,
+        step: 0,
+        next_seq: 0,
+        records: Vec::new(),
+        non_finite: None,
+    });
+    publish(state.as_ref());
+    switches::set(NUMERICS, true);
+}
+
+/// The step now running (from 0): the ops recorded from now on are its.
+pub fn set_step(step: u64) {
+    let mut state = STATE.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(state) = state.as_mut() {
+        state.step = step;
+    }
+    publish(state.as_ref());
+}
+
+fn publish(state: Option<&State>) {
+    let wanted = state.map_or(0, |state| {
+        let in_steps = state
+            .config
+            .steps
+            .is_none_or(|[first, last]| (first..=last).contains(&state.step));
+        let mut wanted = 0;
+        if in_steps && state.config.fingerprints {
+            wanted |= FINGERPRINTS;
+        }
+        if in_steps && state.config.check_finite != CheckFinite::Off && state.non_finite.is_none() {
+            wanted |= CHECK_FINITE;
+        }
+        wanted
+    });
+    WANTED.store(wanted, Ordering::Relaxed);
+}
+
+/// One call of `op` returned `outputs` (their fingerprints, in order) from inputs of
+/// `input_shapes`; `inputs` gives the inputs' fingerprints, asked for only when this is the
+/// first op whose outputs are not finite. `stack` is the op's call stack
+/// ([`call_sites::capture`], 0 without).
+pub fn record(
+    op: &'static Op,
+    stack: u32,
+    input_shapes: Vec<Vec<usize>>,
+    outputs: Vec<Fingerprint>,
+    inputs: impl FnOnce() -> Vec<Fingerprint>,
+) {
+    let wanted = wanted();
+    let made_non_finite = wanted.check_finite() && !outputs.iter().all(Fingerprint::is_finite);
+    let phase = phase::current();
+    let thread = thread_name();
+    let inputs = made_non_finite.then(inputs);
+    let mut guard = STATE.lock().unwrap_or_else(PoisonError::into_inner);
+    let Some(state) = guard.as_mut() else {
+        return;
+    };
+    let seq = state.next_seq;
+    state.next_seq += 1;
+    if let Some(inputs) = inputs
+        && state.non_finite.is_none()
+    {
+        let found = NonFinite {
+            step: state.step,
+            op: op.name().to_owned(),
+            phase: phase_name(phase, stack),
+            call_site: call_sites::call_site(stack).map(|site| site.to_string()),
+            thread: thread.clone(),
+            inputs_finite: inputs.iter().all(Fingerprint::is_finite),
+            inputs,
+            outputs: outputs.clone(),
+        };
+        let then = match state.config.check_finite {
+            CheckFinite::Stop => "the run stops at this step's end",
+            _ => "the run goes on (`[numerics] check_finite = \"stop\"` stops it)",
+        };
+        eprintln!("burn-profiled: first NaN or Inf: {found}; {then}");
+        state.non_finite = Some(found);
+    }
+    if wanted.fingerprints() {
+        state.records.push(Recorded {
+            seq,
+            step: state.step,
+            thread,
+            op,
+            phase,
+            stack,
+            input_shapes,
+            outputs,
+        });
+    }
+    publish(guard.as_ref());
+}
+
+/// The first op that made a NaN or an Inf, when `check_finite = "stop"` asks the run to stop
+/// for it.
+pub fn stop_asked() -> Option<NonFinite> {
+    let state = STATE.lock().unwrap_or_else(PoisonError::into_inner);
+    let state = state.as_ref()?;
+    match state.config.check_finite {
+        CheckFinite::Stop => state.non_finite.clone(),
+        _ => None,
+    }
+}
+
+/// What a run recorded: its records (with fingerprints on) and the first op that made a NaN
+/// or an Inf.
+#[derive(Debug, Default)]
+pub struct NumericsRun {
+    /// The records, in the order the ops were called.
+    pub records: Vec<OpRecord>,
+    /// The first op whose output was not finite, when `check_finite` found one.
+    pub non_finite: Option<NonFinite>,
+}
+
+/// Stops recording and hands over what was recorded (nothing when it was not started).
+pub fn stop() -> NumericsRun {
+    switches::set(NUMERICS, false);
+    let state = STATE.lock().unwrap_or_else(PoisonError::into_inner).take();
+    WANTED.store(0, Ordering::Relaxed);
+    let Some(state) = state else {
+        return NumericsRun::default();
+    };
+    let records = state
+        .records
+        .into_iter()
+        .map(|recorded| OpRecord {
+            seq: recorded.seq,
+            step: recorded.step,
+            thread: recorded.thread,
+            op: recorded.op.name().to_owned(),
+            phase: phase_name(recorded.phase, recorded.stack),
+            call_site: call_sites::call_site(recorded.stack).map(|site| site.to_string()),
+            input_shapes: recorded.input_shapes,
+            producers: None,
+            outputs: recorded.outputs,
+        })
+        .collect();
+    NumericsRun {
+        records,
+        non_finite: state.non_finite,
+    }
+}
+
+/// The op's phase: its innermost user range, else what Burn's frames on its stack say.
+fn phase_name(phase: u32, stack: u32) -> String {
+    match phase {
+        0 => call_sites::phase_of(stack).unwrap_or("-").to_owned(),
+        id => phase::name(id),
+    }
+}
+
+fn thread_name() -> String {
+    let current = std::thread::current();
+    match current.name() {
+        Some(name) => name.to_owned(),
+        None => format!("{:?}", current.id()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(check_finite: CheckFinite, steps: Option<[u64; 2]>) -> NumericsSection {
+        NumericsSection {
+            fingerprints: true,
+            check_finite,
+            steps,
+        }
+    }
+
+    /// `steps` bounds what is recorded; a step outside it reads no op.
+    #[test]
+    fn only_the_steps_asked_for_are_recorded() {
+        let _serial = crate::sinks::TEST_SERIAL
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        start(config(CheckFinite::Off, Some([1, 2])));
+        let exp = Op::named("float_exp");
+        for step in 0..4 {
+            set_step(step);
+            if wanted().any() {
+                record(
+                    exp,
+                    0,
+                    vec![vec![2]],
+                    vec![Fingerprint::of(&[1.0f32, 2.0], &[2])],
+                    Vec::new,
+                );
+            }
+        }
+        let run = stop();
+        let steps: Vec<u64> = run.records.iter().map(|r| r.step).collect();
+        assert_eq!(steps, [1, 2]);
+        assert_eq!(run.records[1].seq, 1);
+        assert_eq!(run.records[0].op, "float_exp");
+        assert_eq!(run.records[0].phase, "-");
+        assert!(!wanted().any(), "stopped");
+    }
+
+    /// The first op whose output is not finite is kept, with its inputs asked for then; later
+    /// ones are not checked, and `stop` asks the run to stop.
+    #[test]
+    fn the_first_non_finite_output_is_kept_and_checking_stops() {
+        let _serial = crate::sinks::TEST_SERIAL
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        start(config(CheckFinite::Stop, None));
+        let log = Op::named("float_log");
+        let finite = || vec![Fingerprint::of(&[-1.0f32], &[1])];
+        record(log, 0, vec![vec![1]], finite(), || {
+            panic!("finite outputs: inputs not asked")
+        });
+        assert_eq!(stop_asked(), None);
+        set_step(1);
+        record(
+            log,
+            0,
+            vec![vec![1]],
+            vec![Fingerprint::of(&[f32::NAN], &[1])],
+            finite,
+        );
+        assert!(
+            !wanted().check_finite(),
+            "the first is found: no more checks"
+        );
+        assert!(wanted().fingerprints());
+        let found = stop_asked().expect("check_finite = stop asks to stop");
+        assert_eq!(
+            (found.step, found.op.as_str(), found.inputs_finite),
+            (1, "float_log", true)
+        );
+        let run = stop();
+        assert_eq!(run.non_finite, Some(found));
+        assert_eq!(run.records.len(), 2);
+    }
+}

@@ -1,0 +1,207 @@
+//! Per-op numerics on Burn 0.21 (`[numerics]`): the tensors an op took and returned, held as
+//! `B`'s primitives and read to the host for their fingerprints
+//! ([`burn_profiled_core::numerics`]).
+//!
+//! The op table's macro collects them with `(&&&Tensors(&value)).hold::<B>(&mut held)`: a
+//! tensor primitive, a pair of them, or a struct holding them (pooling's outputs with
+//! indices); anything else holds nothing.
+
+use std::any::Any;
+
+use burn_backend::ops::{MaxPool1dWithIndices, MaxPool2dWithIndices};
+use burn_backend::{Backend, DType, TensorData, TensorMetadata};
+use burn_profiled_core::numerics::{Element, Fingerprint, all_finite};
+
+/// A tensor of an op, kept to be read: `B`'s primitive of its kind.
+pub(crate) enum Held<B: Backend> {
+    Float(B::FloatTensorPrimitive),
+    Int(B::IntTensorPrimitive),
+    Bool(B::BoolTensorPrimitive),
+    Quantized(B::QuantizedTensorPrimitive),
+}
+
+impl<B: Backend> Held<B> {
+    /// `tensor`, when it is one of `B`'s primitives (cloned: a handle, not the data).
+    fn of<T: TensorMetadata + 'static>(tensor: &T) -> Option<Self> {
+        let any = tensor as &dyn Any;
+        let dtype = tensor.dtype();
+        let float = || any.downcast_ref::<B::FloatTensorPrimitive>().cloned();
+        let int = || any.downcast_ref::<B::IntTensorPrimitive>().cloned();
+        let bool = || any.downcast_ref::<B::BoolTensorPrimitive>().cloned();
+        // NdArray's primitives are one type for every kind: the dtype says which it is.
+        match dtype {
+            DType::QFloat(_) => any
+                .downcast_ref::<B::QuantizedTensorPrimitive>()
+                .cloned()
+                .map(Held::Quantized),
+            dtype if dtype.is_float() => float().map(Held::Float),
+            dtype if dtype.is_bool() => bool().map(Held::Bool),
+            _ => int().map(Held::Int),
+        }
+    }
+
+    /// Its shape.
+    pub(crate) fn shape(&self) -> Vec<usize> {
+        let shape = match self {
+            Held::Float(t) => t.shape(),
+            Held::Int(t) => t.shape(),
+            Held::Bool(t) => t.shape(),
+            Held::Quantized(t) => t.shape(),
+        };
+        shape.as_slice().to_vec()
+    }
+
+    /// Its data, read to the host; `None` when the read fails (the op's own error resurfaces
+    /// where the user reads).
+    pub(crate) fn read(self) -> Option<TensorData> {
+        let read = match self {
+            Held::Float(t) => burn_backend::try_read_sync(B::float_into_data(t)),
+            Held::Int(t) => burn_backend::try_read_sync(B::int_into_data(t)),
+            Held::Bool(t) => burn_backend::try_read_sync(B::bool_into_data(t)),
+            Held::Quantized(t) => burn_backend::try_read_sync(B::q_into_data(t)),
+        };
+        read?.ok()
+    }
+}
+
+/// Calls `$apply(slice)` with `$data`'s elements as a slice of their type, or `$other` for a
+/// dtype without one (quantized).
+macro_rules! with_elements {
+    ($data:expr, |$slice:ident| $apply:expr, $other:expr) => {{
+        let data: &TensorData = $data;
+        match data.dtype {
+            DType::F64 => typed::<f64>(data).map(|$slice| $apply),
+            DType::F32 => typed::<f32>(data).map(|$slice| $apply),
+            DType::Flex32 => {
+                let values: Vec<f32> = data.iter::<f32>().collect();
+                let $slice = values.as_slice();
+                Some($apply)
+            }
+            DType::F16 => typed::<half::f16>(data).map(|$slice| $apply),
+            DType::BF16 => typed::<half::bf16>(data).map(|$slice| $apply),
+            DType::I64 => typed::<i64>(data).map(|$slice| $apply),
+            DType::I32 => typed::<i32>(data).map(|$slice| $apply),
+            DType::I16 => typed::<i16>(data).map(|$slice| $apply),
+            DType::I8 => typed::<i8>(data).map(|$slice| $apply),
+            DType::U64 => typed::<u64>(data).map(|$slice| $apply),
+            DType::U32 => typed::<u32>(data).map(|$slice| $apply),
+            DType::U16 => typed::<u16>(data).map(|$slice| $apply),
+            DType::U8 => typed::<u8>(data).map(|$slice| $apply),
+            DType::Bool(_) => {
+                let values: Vec<bool> = data.iter::<bool>().collect();
+                let $slice = values.as_slice();
+                Some($apply)
+            }
+            DType::QFloat(_) => $other,
+        }
+    }};
+}
+
+fn typed<E: burn_backend::Element>(data: &TensorData) -> Option<&[E]> {
+    data.as_slice::<E>().ok()
+}
+
+/// The fingerprint of `data`, named with Burn's name of its dtype.
+pub(crate) fn fingerprint(data: &TensorData) -> Option<Fingerprint> {
+    let shape = data.shape.as_slice();
+    let mut print = with_elements!(data, |values| of(values, shape), None)?;
+    print.dtype = data.dtype.name().to_owned();
+    Some(print)
+}
+
+fn of<T: Element>(values: &[T], shape: &[usize]) -> Fingerprint {
+    Fingerprint::of(values, shape)
+}
+
+/// Whether every element of `data` is finite.
+pub(crate) fn finite(data: &TensorData) -> bool {
+    match data.dtype {
+        DType::F64 | DType::F32 | DType::Flex32 | DType::F16 | DType::BF16 => {
+            with_elements!(data, |values| all_finite(values), None).unwrap_or(true)
+        }
+        _ => true,
+    }
+}
+
+/// Collects the tensors of a value: `(&&&Tensors(&value)).hold::<B>(&mut held)` finds
+/// [`TensorOf`] for a tensor primitive, [`TensorsIn`] for pairs and pooling's outputs, and
+/// falls back to [`NoTensor`].
+pub(crate) struct Tensors<'a, T>(pub(crate) &'a T);
+
+pub(crate) trait TensorOf {
+    fn hold<B: Backend>(&self, held: &mut Vec<Held<B>>);
+}
+
+impl<T: TensorMetadata + 'static> TensorOf for &&Tensors<'_, T> {
+    fn hold<B: Backend>(&self, held: &mut Vec<Held<B>>) {
+        held.extend(Held::of(self.0));
+    }
+}
+
+/// The second level: values that hold tensors.
+pub(crate) trait TensorsIn {
+    fn hold<B: Backend>(&self, held: &mut Vec<Held<B>>);
+}
+
+impl<T: TensorMetadata + 'static, U: TensorMetadata + 'static> TensorsIn for &Tensors<'_, (T, U)> {
+    fn hold<B: Backend>(&self, held: &mut Vec<Held<B>>) {
+        held.extend(Held::of(&self.0.0));
+        held.extend(Held::of(&self.0.1));
+    }
+}
+
+impl<X: Backend> TensorsIn for &Tensors<'_, MaxPool2dWithIndices<X>> {
+    fn hold<B: Backend>(&self, held: &mut Vec<Held<B>>) {
+        held.extend(Held::of(&self.0.output));
+        held.extend(Held::of(&self.0.indices));
+    }
+}
+
+impl<X: Backend> TensorsIn for &Tensors<'_, MaxPool1dWithIndices<X>> {
+    fn hold<B: Backend>(&self, held: &mut Vec<Held<B>>) {
+        held.extend(Held::of(&self.0.output));
+        held.extend(Held::of(&self.0.indices));
+    }
+}
+
+impl<T: TensorMetadata + 'static> TensorsIn for &Tensors<'_, Vec<T>> {
+    fn hold<B: Backend>(&self, held: &mut Vec<Held<B>>) {
+        held.extend(self.0.iter().filter_map(Held::of));
+    }
+}
+
+pub(crate) trait NoTensor {
+    fn hold<B: Backend>(&self, _held: &mut Vec<Held<B>>) {}
+}
+
+impl<T> NoTensor for Tensors<'_, T> {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Burn's dtype names reach the fingerprint, for every kind of element.
+    #[test]
+    fn tensor_data_of_every_kind_gets_its_burn_dtype_and_statistics() {
+        let floats = TensorData::new(vec![1.0f32, f32::NAN, -2.0], [3]);
+        let print = fingerprint(&floats).unwrap();
+        assert_eq!(
+            (print.dtype.as_str(), print.nan, print.sum),
+            ("f32", 1, -1.0)
+        );
+        assert!(!finite(&floats));
+        let ints = TensorData::new(vec![3i64, -1], [1, 2]);
+        let print = fingerprint(&ints).unwrap();
+        assert_eq!(
+            (print.dtype.as_str(), print.shape.as_slice(), print.sum),
+            ("i64", &[1, 2][..], 2.0)
+        );
+        assert!(finite(&ints));
+        let bools = TensorData::new(vec![true, false, true], [3]);
+        let print = fingerprint(&bools).unwrap();
+        assert_eq!((print.dtype.as_str(), print.sum), ("bool", 2.0));
+        let halves = TensorData::new(vec![half::f16::INFINITY], [1]);
+        assert_eq!(fingerprint(&halves).unwrap().pos_inf, 1);
+        assert!(!finite(&halves));
+    }
+}

@@ -1,0 +1,251 @@
+//! Per-op numerics through `Profiled<NdArray>` (`[numerics]`): every op of forward, backward
+//! and optimizer fingerprinted into `numerics.jsonl`; one op computed differently found as the
+//! culprit, the ops after it as its propagators; the same program twice bit-identical; and
+//! the op that made a NaN, in the forward and in the backward, named by `check_finite`.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard, Once};
+
+use burn::backend::{Autodiff, NdArray};
+use burn::tensor::{Tensor, TensorData};
+use burn_profiled::config::{CheckFinite, RuntimeConfig};
+use burn_profiled::numerics::{self, Agreement, OpRecord, Tolerance};
+use burn_profiled::{Profiled, RunStopped, Session, nvtx};
+
+mod support;
+
+type B = Autodiff<Profiled<NdArray>>;
+
+/// Sessions' tools are process-wide: one test at a time.
+fn serial() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    static ENABLE: Once = Once::new();
+    ENABLE.call_once(|| nvtx::enable(nvtx::RangeConfig::new()));
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn numerics_config(check_finite: CheckFinite) -> RuntimeConfig {
+    let mut config = RuntimeConfig::default();
+    config.numerics.fingerprints = true;
+    config.numerics.check_finite = check_finite;
+    // Call sites come with the statistics.
+    config.stats.enabled = true;
+    config.stats.call_sites = true;
+    config.stopwatch.warmup_iters = 0;
+    config
+}
+
+fn run_dir(name: &str) -> PathBuf {
+    let dir = support::profile_dir().join("numerics-tests").join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+/// A model of four `scale, exp, tanh` blocks over a matmul, trained for `steps` steps by hand
+/// (forward, backward, an SGD update): 60 ops a step. `scales[2]` is the knob a changed
+/// implementation turns.
+fn train(dir: &Path, scales: [f32; 4], steps: usize) -> Vec<OpRecord> {
+    let device = Default::default();
+    let mut session = Session::start::<B>(numerics_config(CheckFinite::Warn), &device, dir);
+    let x = Tensor::<B, 2>::from_data(
+        TensorData::new((0..32).map(|i| (i as f32 * 0.37).sin()).collect(), [4, 8]),
+        &device,
+    );
+    let mut w = Tensor::<B, 2>::from_data(
+        TensorData::new(
+            (0..64).map(|i| (i as f32 * 0.11).cos() * 0.3).collect(),
+            [8, 8],
+        ),
+        &device,
+    )
+    .require_grad();
+    for _ in 0..steps {
+        let loss = nvtx::scope("forward", || {
+            let mut h = x.clone().matmul(w.clone());
+            for scale in scales {
+                h = h.mul_scalar(scale).exp().tanh();
+            }
+            h.sum()
+        });
+        let grads = nvtx::scope("backward", || loss.backward());
+        w = nvtx::scope("optimizer", || {
+            let grad = w.grad(&grads).expect("w has a gradient");
+            let updated = w.clone().inner() - grad.mul_scalar(0.1);
+            Tensor::from_inner(updated).require_grad()
+        });
+        session.finish_iter().expect("no limit set");
+    }
+    let summary = session.finish().expect("the run is written");
+    assert!(
+        summary.files.contains(&dir.join("numerics.jsonl")),
+        "{:?}",
+        summary.files
+    );
+    numerics::file::read(dir).expect("numerics.jsonl reads back")
+}
+
+const SCALES: [f32; 4] = [0.5, 0.8, 1.1, 0.9];
+
+#[test]
+fn every_op_of_forward_backward_and_optimizer_is_fingerprinted_with_its_phase_and_call_site() {
+    let _serial = serial();
+    let records = train(&run_dir("phases"), SCALES, 2);
+    let steps: Vec<u64> = records.iter().map(|r| r.step).collect();
+    assert!(steps.windows(2).all(|w| w[0] <= w[1]) && steps.contains(&1));
+    let step0: Vec<&OpRecord> = records.iter().filter(|r| r.step == 0).collect();
+    assert!(step0.len() >= 20, "{} ops", step0.len());
+    for phase in ["forward", "backward", "optimizer"] {
+        assert!(
+            step0.iter().any(|r| r.phase == phase),
+            "no op in {phase}: {:?}",
+            step0.iter().map(|r| (&r.op, &r.phase)).collect::<Vec<_>>()
+        );
+    }
+    let exp = step0
+        .iter()
+        .find(|r| r.op == "float_exp" && r.phase == "forward")
+        .expect("the forward's exp");
+    assert_eq!(exp.input_shapes, vec![vec![4, 8]]);
+    assert_eq!(exp.outputs.len(), 1);
+    assert_eq!(
+        (exp.outputs[0].dtype.as_str(), exp.outputs[0].elements),
+        ("f32", 32)
+    );
+    let site = exp.call_site.as_deref().expect("call sites are on");
+    assert!(
+        site.starts_with("train::{{closure}} (tests/numerics.rs:"),
+        "{site}"
+    );
+    let seqs: Vec<u64> = records.iter().map(|r| r.seq).collect();
+    assert!(seqs.windows(2).all(|w| w[0] < w[1]), "seq increases");
+}
+
+#[test]
+fn the_same_program_twice_is_bit_identical_op_by_op() {
+    let _serial = serial();
+    let a = train(&run_dir("same-a"), SCALES, 2);
+    let b = train(&run_dir("same-b"), SCALES, 2);
+    let comparison = numerics::compare(&a, &b, Tolerance::default());
+    assert!(comparison.agrees());
+    assert_eq!(comparison.counts(), [a.len(), 0, 0]);
+    assert!(comparison.alignment.only_reference.is_empty());
+}
+
+/// The third block's scale changed by 1e-3 relative: its `float_mul_scalar` is the culprit
+/// (its input agreed, its output did not), and every diverged op after it only carried the
+/// difference on.
+#[test]
+fn one_op_computed_differently_is_the_culprit_and_the_ops_after_it_propagators() {
+    let _serial = serial();
+    let reference = train(&run_dir("culprit-reference"), SCALES, 1);
+    let mut changed = SCALES;
+    changed[2] *= 1.0 + 1e-3;
+    let current = train(&run_dir("culprit-current"), changed, 1);
+    let comparison = numerics::compare(&reference, &current, Tolerance::default());
+    let culprit = comparison.culprit.expect("the runs diverge");
+    assert!(culprit.inputs_agreed);
+    let pair = &comparison.pairs[culprit.pair];
+    let record = &reference[pair.reference];
+    assert_eq!(
+        (record.op.as_str(), record.phase.as_str()),
+        ("float_mul_scalar", "forward")
+    );
+    let third_scale = reference
+        .iter()
+        .filter(|r| r.op == "float_mul_scalar")
+        .nth(2)
+        .expect("four scales");
+    assert_eq!(
+        record.seq, third_scale.seq,
+        "the third block's scale, no other op"
+    );
+    let before = &comparison.pairs[..culprit.pair];
+    assert!(before.iter().all(|p| p.agreement == Agreement::Identical));
+    let diverged_after = comparison.pairs[culprit.pair + 1..]
+        .iter()
+        .filter(|p| p.agreement == Agreement::Diverged)
+        .count();
+    assert_eq!(comparison.propagators, diverged_after);
+    assert!(comparison.propagators >= 5, "{}", comparison.propagators);
+}
+
+/// Runs one step of `loss` on a parameter `w` under `check_finite`, and what `finish_iter` and
+/// `run.json` said.
+fn nan_run<F>(
+    name: &str,
+    check_finite: CheckFinite,
+    loss: F,
+) -> (Result<(), RunStopped>, serde_json::Value)
+where
+    F: Fn(Tensor<B, 1>) -> Tensor<B, 1>,
+{
+    let dir = run_dir(name);
+    let device = Default::default();
+    let mut session = Session::start::<B>(numerics_config(check_finite), &device, &dir);
+    let w = Tensor::<B, 1>::from_data(TensorData::new(vec![0.0f32, 1.0, 4.0, -1.0], [4]), &device)
+        .require_grad();
+    let loss_value = nvtx::scope("forward", || loss(w.clone()));
+    let grads = nvtx::scope("backward", || loss_value.backward());
+    let _grad = w.grad(&grads);
+    let ended = session.finish_iter();
+    session.finish().expect("the run is written");
+    let run: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).unwrap()).unwrap();
+    (ended, run)
+}
+
+/// `log` of a negative number: the forward's `float_log` made the NaN from finite inputs.
+#[test]
+fn a_nan_made_in_the_forward_is_blamed_on_the_op_that_made_it() {
+    let _serial = serial();
+    let (ended, run) = nan_run("nan-forward", CheckFinite::Warn, |w| {
+        let shifted = w.add_scalar(0.5);
+        let logs = shifted.log();
+        logs.exp().sum()
+    });
+    assert_eq!(ended, Ok(()), "warn goes on");
+    let found = &run["non_finite"];
+    assert_eq!(found["op"], "float_log", "{found:#}");
+    assert_eq!(found["phase"], "forward");
+    assert_eq!(found["step"], 0);
+    assert_eq!(found["inputs_finite"], true);
+    assert_eq!(found["outputs"][0]["nan"], 1);
+    let site = found["call_site"].as_str().unwrap();
+    assert!(site.contains("tests/numerics.rs:"), "{site}");
+    assert!(run.get("stopped_by").is_none());
+}
+
+/// `sqrt` at 0 is finite, its gradient `g / (2 sqrt(0))` is not: the backward's op that divided
+/// is named, not the forward's `sqrt` nor a later op that carried the Inf on.
+#[test]
+fn a_nan_made_in_the_backward_is_blamed_on_the_backward_op_that_made_it_and_stop_stops() {
+    let _serial = serial();
+    let (ended, run) = nan_run("nan-backward", CheckFinite::Stop, |w| {
+        w.clamp_min(0.0).sqrt().sum()
+    });
+    let found = &run["non_finite"];
+    assert_eq!(found["phase"], "backward", "{found:#}");
+    assert_eq!(found["inputs_finite"], true);
+    let op = found["op"].as_str().unwrap();
+    assert!(
+        [
+            "float_div",
+            "float_div_scalar",
+            "float_recip",
+            "float_powf_scalar"
+        ]
+        .contains(&op),
+        "{op}"
+    );
+    let Err(RunStopped::NonFinite(stopped)) = ended else {
+        panic!("check_finite = stop ends the step with the op: {ended:?}");
+    };
+    assert_eq!(stopped.op, op);
+    let stopped_by = run["stopped_by"].as_str().unwrap();
+    assert!(
+        stopped_by.starts_with(&format!(
+            "stopping the run at the first NaN or Inf: step 0: `{op}` in phase `backward`"
+        )),
+        "{stopped_by}"
+    );
+}
