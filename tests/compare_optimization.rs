@@ -57,3 +57,33 @@ fn the_wrong_variant_is_caught_in_process_and_offline() {
         "{report}"
     );
 }
+
+/// The numerics example: its "optimised" layer norm's epsilon typo is named as the culprit,
+/// with its call site, in one command; `burn-profiled numerics` says the same offline, exit 1.
+#[test]
+fn the_find_culprit_example_names_the_wrong_op_in_process_and_offline() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = Command::new(example("find_culprit"))
+        .args(["--steps", "2", "--out"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let culprit = "culprit: step 0, float_add_scalar (seq 11 before, 11 after), phase forward, \
+                   at layer_norm (examples/find_culprit.rs:";
+    assert!(stdout.contains(culprit), "{stdout}");
+    let offline = Command::new(support::cli("burn-profiled"))
+        .arg("numerics")
+        .arg(dir.path().join("reference"))
+        .arg(dir.path().join("optimised"))
+        .output()
+        .unwrap();
+    let offline_stdout = String::from_utf8_lossy(&offline.stdout);
+    assert_eq!(offline.status.code(), Some(1), "{offline_stdout}");
+    assert!(offline_stdout.contains(culprit), "{offline_stdout}");
+}

@@ -28,8 +28,6 @@ fn numerics_config(check_finite: CheckFinite) -> RuntimeConfig {
     let mut config = RuntimeConfig::default();
     config.numerics.fingerprints = true;
     config.numerics.check_finite = check_finite;
-    // Call sites come with the statistics.
-    config.stats.enabled = true;
     config.stats.call_sites = true;
     config.stopwatch.warmup_iters = 0;
     config

@@ -89,7 +89,8 @@ pub struct StatsSection {
     /// Each op's call site, the innermost function of your code it was called from (Burn
     /// 0.21's `Profiled<B>`): the op table by call site (`ops_by_call_site.json`), a flame
     /// graph of host time per call stack (`stacks.folded`, and in the report), and the phase
-    /// (`backward`, `optimizer`) of ops run outside any user range.
+    /// (`backward`, `optimizer`) of ops run outside any user range. With `[numerics]`, also
+    /// each numerics record's call site, from the first step (statistics need not be on).
     pub call_sites: bool,
     /// Rows of the op table printed at the end, longest first (`ops.json` has every row);
     /// 0 prints them all.

@@ -243,6 +243,10 @@ impl RunRecorder {
         if recorder.config.numerics.enabled() {
             // From the first step: a NaN in a warm-up step matters.
             numerics::start(recorder.config.numerics.clone());
+            if recorder.config.stats.call_sites {
+                // The records' call sites, from the first step (statistics start after warm-up).
+                crate::call_sites::set_enabled(true);
+            }
         }
         if recorder.config.stopwatch.warmup_iters == 0 {
             recorder.end_warmup();
