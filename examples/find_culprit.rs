@@ -80,7 +80,9 @@ fn train(out: &Path, epsilon: f64, steps: usize) -> std::io::Result<f32> {
             error.powi_scalar(2).mean()
         });
         last = loss.clone().into_scalar();
-        let grads = nvtx::scope("backward", || GradientsParams::from_grads(loss.backward(), &model));
+        let grads = nvtx::scope("backward", || {
+            GradientsParams::from_grads(loss.backward(), &model)
+        });
         model = nvtx::scope("optimizer", || optimizer.step(0.1, model, grads));
         if let Err(stopped) = session.finish_iter() {
             return Err(std::io::Error::other(stopped.to_string()));

@@ -101,9 +101,12 @@ fn hta_finds_each_measured_step_its_blocks_and_the_kernels_the_device_timed() {
         .map(|us| us.as_f64().unwrap())
         .sum();
     let device_us = run["device_time"]["device_ns"].as_u64().unwrap() as f64 / 1e3;
+    // HTA reads each kernel's `ts` and `dur` as whole microseconds: up to 1 us lost per kernel
+    // (lavapipe's kernels are short: 564 of them once lost 1.0% of 57 ms).
+    let truncation_us = kernels as f64;
     assert!(
-        (breakdown - device_us).abs() <= 0.01 * device_us,
-        "HTA's kernel breakdown {breakdown} us, ops.json's device time {device_us} us"
+        (breakdown - device_us).abs() <= truncation_us + 0.005 * device_us,
+        "HTA's kernel breakdown {breakdown} us, ops.json's device time {device_us} us, {kernels} kernels"
     );
     let temporal = &hta["temporal"];
     let (idle, compute) = (
