@@ -51,6 +51,20 @@ impl<B: Backend> Held<B> {
         shape.as_slice().to_vec()
     }
 
+    /// Whether the sum of its elements is finite, read as one number: a NaN or an Inf anywhere
+    /// makes it not, and so can a sum past the dtype's range (then [`read`](Self::read) tells).
+    /// Integer and bool tensors are finite.
+    pub(crate) fn sum_is_finite(&self) -> bool {
+        match self {
+            Held::Float(t) => {
+                burn_backend::try_read_sync(B::float_into_data(B::float_sum(t.clone())))
+                    .and_then(Result::ok)
+                    .is_none_or(|data| finite(&data))
+            }
+            Held::Quantized(_) | Held::Int(_) | Held::Bool(_) => true,
+        }
+    }
+
     /// Its data, read to the host; `None` when the read fails (the op's own error resurfaces
     /// where the user reads).
     pub(crate) fn read(self) -> Option<TensorData> {

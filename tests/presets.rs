@@ -149,6 +149,7 @@ fn each_preset_writes_what_it_promises() {
         files(&out),
         [
             "dumps",
+            "numerics.jsonl",
             "ops.json",
             "ops_by_call_site.json",
             "ops_by_shapes.json",
@@ -158,6 +159,20 @@ fn each_preset_writes_what_it_promises() {
             "trace.json"
         ]
     );
+    // Every op of every step, warm-up included, each with its call site.
+    let records = burn_profiled::numerics::file::read(&out).expect("numerics.jsonl reads");
+    let steps: std::collections::BTreeSet<u64> = records.iter().map(|r| r.step).collect();
+    assert_eq!(steps, (0..4).collect(), "every step, warm-up included");
+    assert!(
+        records
+            .iter()
+            .any(|r| r.op == "conv2d" && r.phase == "forward")
+    );
+    let forward_convs = records
+        .iter()
+        .filter(|r| r.op == "conv2d" && r.call_site.is_some());
+    assert!(forward_convs.count() > 0);
+    assert!(json(&out.join("run.json")).get("non_finite").is_none());
     let by_shapes = json(&out.join("ops_by_shapes.json"));
     assert!(
         by_shapes["rows"]
