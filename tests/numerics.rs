@@ -8,11 +8,15 @@ use std::sync::{Mutex, MutexGuard, Once};
 
 use burn::backend::{Autodiff, NdArray};
 use burn::tensor::{Tensor, TensorData};
-use burn_profiled::config::{CheckFinite, RuntimeConfig};
+use burn_profiled::config::CheckFinite;
 use burn_profiled::numerics::{self, Agreement, OpRecord, Tolerance};
 use burn_profiled::{Profiled, RunStopped, Session, nvtx};
+use model::{numerics_config, train};
 
 mod support;
+
+#[path = "numerics/model.rs"]
+mod model;
 
 type B = Autodiff<Profiled<NdArray>>;
 
@@ -24,62 +28,10 @@ fn serial() -> MutexGuard<'static, ()> {
     LOCK.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-fn numerics_config(check_finite: CheckFinite) -> RuntimeConfig {
-    let mut config = RuntimeConfig::default();
-    config.numerics.fingerprints = true;
-    config.numerics.check_finite = check_finite;
-    config.stats.call_sites = true;
-    config.stopwatch.warmup_iters = 0;
-    config
-}
-
 fn run_dir(name: &str) -> PathBuf {
     let dir = support::profile_dir().join("numerics-tests").join(name);
     let _ = std::fs::remove_dir_all(&dir);
     dir
-}
-
-/// A model of four `scale, exp, tanh` blocks over a matmul, trained for `steps` steps by hand
-/// (forward, backward, an SGD update): 60 ops a step. `scales[2]` is the knob a changed
-/// implementation turns.
-fn train(dir: &Path, scales: [f32; 4], steps: usize) -> Vec<OpRecord> {
-    let device = Default::default();
-    let mut session = Session::start::<B>(numerics_config(CheckFinite::Warn), &device, dir);
-    let x = Tensor::<B, 2>::from_data(
-        TensorData::new((0..32).map(|i| (i as f32 * 0.37).sin()).collect(), [4, 8]),
-        &device,
-    );
-    let mut w = Tensor::<B, 2>::from_data(
-        TensorData::new(
-            (0..64).map(|i| (i as f32 * 0.11).cos() * 0.3).collect(),
-            [8, 8],
-        ),
-        &device,
-    )
-    .require_grad();
-    for _ in 0..steps {
-        let loss = nvtx::scope("forward", || {
-            let mut h = x.clone().matmul(w.clone());
-            for scale in scales {
-                h = h.mul_scalar(scale).exp().tanh();
-            }
-            h.sum()
-        });
-        let grads = nvtx::scope("backward", || loss.backward());
-        w = nvtx::scope("optimizer", || {
-            let grad = w.grad(&grads).expect("w has a gradient");
-            let updated = w.clone().inner() - grad.mul_scalar(0.1);
-            Tensor::from_inner(updated).require_grad()
-        });
-        session.finish_iter().expect("no limit set");
-    }
-    let summary = session.finish().expect("the run is written");
-    assert!(
-        summary.files.contains(&dir.join("numerics.jsonl")),
-        "{:?}",
-        summary.files
-    );
-    numerics::file::read(dir).expect("numerics.jsonl reads back")
 }
 
 const SCALES: [f32; 4] = [0.5, 0.8, 1.1, 0.9];
@@ -87,7 +39,7 @@ const SCALES: [f32; 4] = [0.5, 0.8, 1.1, 0.9];
 #[test]
 fn every_op_of_forward_backward_and_optimizer_is_fingerprinted_with_its_phase_and_call_site() {
     let _serial = serial();
-    let records = train(&run_dir("phases"), SCALES, 2);
+    let records = train::<B>(&run_dir("phases"), SCALES, 2);
     let steps: Vec<u64> = records.iter().map(|r| r.step).collect();
     assert!(steps.windows(2).all(|w| w[0] <= w[1]) && steps.contains(&1));
     let step0: Vec<&OpRecord> = records.iter().filter(|r| r.step == 0).collect();
@@ -111,7 +63,7 @@ fn every_op_of_forward_backward_and_optimizer_is_fingerprinted_with_its_phase_an
     );
     let site = exp.call_site.as_deref().expect("call sites are on");
     assert!(
-        site.starts_with("train::{{closure}} (tests/numerics.rs:"),
+        site.starts_with("model::train::{{closure}} (tests/numerics/model.rs:"),
         "{site}"
     );
     let seqs: Vec<u64> = records.iter().map(|r| r.seq).collect();
@@ -121,8 +73,8 @@ fn every_op_of_forward_backward_and_optimizer_is_fingerprinted_with_its_phase_an
 #[test]
 fn the_same_program_twice_is_bit_identical_op_by_op() {
     let _serial = serial();
-    let a = train(&run_dir("same-a"), SCALES, 2);
-    let b = train(&run_dir("same-b"), SCALES, 2);
+    let a = train::<B>(&run_dir("same-a"), SCALES, 2);
+    let b = train::<B>(&run_dir("same-b"), SCALES, 2);
     let comparison = numerics::compare(&a, &b, Tolerance::default());
     assert!(comparison.agrees());
     assert_eq!(comparison.counts(), [a.len(), 0, 0]);
@@ -135,10 +87,10 @@ fn the_same_program_twice_is_bit_identical_op_by_op() {
 #[test]
 fn one_op_computed_differently_is_the_culprit_and_the_ops_after_it_propagators() {
     let _serial = serial();
-    let reference = train(&run_dir("culprit-reference"), SCALES, 1);
+    let reference = train::<B>(&run_dir("culprit-reference"), SCALES, 1);
     let mut changed = SCALES;
     changed[2] *= 1.0 + 1e-3;
-    let current = train(&run_dir("culprit-current"), changed, 1);
+    let current = train::<B>(&run_dir("culprit-current"), changed, 1);
     let comparison = numerics::compare(&reference, &current, Tolerance::default());
     let culprit = comparison.culprit.expect("the runs diverge");
     assert!(culprit.inputs_agreed);

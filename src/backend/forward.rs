@@ -11,6 +11,7 @@
 //!
 //! * plain: `{ probe; B::op(args) }`, the result type is `B`'s own;
 //! * `#[retag]`: the result is a struct generic over the backend, re-tagged from `B` to `Profiled<B>`;
+//! * `#[query]`: a question about a tensor (its device): `B`'s answer, inlined, with no report;
 //! * `#[read]`: the op returns a future; the op range covers the await. The switches are read
 //!   once, at the call, and the device is taken then (before the read consumes the tensor),
 //!   only when a tool is on.
@@ -28,6 +29,14 @@ macro_rules! forward {
 /// path is a separate, never-inlined function, so nothing of it (no borrow of the arguments,
 /// no guard) reaches the disabled path.
 macro_rules! forward_one {
+    ([query] fn $name:ident($($arg:ident : $ty:ty),*) -> $ret:ty => $dev:ident $(($src:ident))?) => {
+        // A question about a tensor, not work on it: no report, and inlined where burn's
+        // callers inline `B`'s own (NdArray's `float_device` is free).
+        #[inline(always)]
+        fn $name($($arg: $ty),*) -> $ret {
+            B::$name($($arg),*)
+        }
+    };
     ([read] fn $name:ident($($arg:ident : $ty:ty),*) -> $out:ty => $dev:ident $(($src:ident))?) => {
         #[inline(always)]
         fn $name($($arg: $ty),*) -> impl core::future::Future<Output = $out> + Send {
@@ -47,31 +56,23 @@ macro_rules! forward_one {
         }
     };
     ([$($kind:ident)?] fn $name:ident($($arg:ident : $ty:ty),*) -> $ret:ty => $($dev:ident $(($src:ident))?)?) => {
-        // Not inlined: the disabled path is then a flag check and a tail call to `B`'s op (5
-        // instructions); inlined, it made burn's callers larger (`cargo bench --bench
+        // Not inlined: inlined, it made burn's callers larger (`cargo bench --bench
         // instructions`).
         #[inline(never)]
         fn $name($($arg: $ty),*) -> $ret {
-            /// # Safety
-            /// Each pointer is to an argument the caller gives up: read once here, never
-            /// dropped by the caller.
             #[inline(never)]
             #[allow(clippy::too_many_arguments)]
-            unsafe fn probed<B: Backend>($($arg: *const $ty,)* flags: $crate::context::switches::Flags) -> $ret {
-                // SAFETY: see above.
-                $( let $arg = unsafe { core::ptr::read($arg) }; )*
+            fn probed<B: Backend>($($arg: $ty,)* flags: $crate::context::switches::Flags) -> $ret {
                 static OP: $crate::probe::Op = $crate::probe::Op::new(concat!(stringify!($name), "\0"));
                 $crate::backend::forward::forward_call!([$($kind)?] probed B, OP, flags, $name($($arg),*) => $($dev $(($src))?)?)
             }
+            // The disabled path passes the arguments on where they came in; the probed path's
+            // copy of them into this frame (rustc moves them) costs the disabled path the frame's
+            // set-up: 13 instructions for NdArray's `float_add` (`cargo bench --bench
+            // instructions`), as with the earlier hand-made pass by address.
             match $crate::probe::flags() {
                 0 => $crate::backend::forward::forward_call!([$($kind)?] direct B, $name($($arg),*)),
-                flags => {
-                    // Passed on by address, in the registers they came in (`flags` last), so
-                    // that both paths are a tail call with no copy and no stack frame.
-                    $( let $arg = core::mem::ManuallyDrop::new($arg); )*
-                    // SAFETY: `probed` reads each argument once; none is dropped here.
-                    unsafe { probed::<B>($(&*$arg as *const $ty,)* flags) }
-                }
+                flags => probed::<B>($($arg,)* flags),
             }
         }
     };

@@ -27,7 +27,7 @@ impl<B: Backend> FloatTensorOps<Self> for Profiled<B> {
         fn float_ones(shape: Shape, device: &Device<Profiled<B>>, dtype: FloatDType) -> FloatTensor<Profiled<B>> => device(device);
         fn float_full(shape: Shape, fill_value: Scalar, device: &Device<Profiled<B>>, dtype: FloatDType) -> FloatTensor<Profiled<B>> => device(device);
         #[read] fn float_into_data(tensor: FloatTensor<Profiled<B>>) -> Result<TensorData, ExecutionError> => float(tensor);
-        fn float_device(tensor: &FloatTensor<Profiled<B>>) -> Device<Profiled<B>> => float(tensor);
+        #[query] fn float_device(tensor: &FloatTensor<Profiled<B>>) -> Device<Profiled<B>> => float(tensor);
         fn float_to_device(tensor: FloatTensor<Profiled<B>>, device: &Device<Profiled<B>>) -> FloatTensor<Profiled<B>> => float(tensor);
         fn float_into_int(tensor: FloatTensor<Profiled<B>>, out_dtype: IntDType) -> IntTensor<Profiled<B>> => float(tensor);
         fn float_empty(shape: Shape, device: &Device<Profiled<B>>, dtype: FloatDType) -> FloatTensor<Profiled<B>> => device(device);
@@ -153,7 +153,7 @@ impl<B: Backend> IntTensorOps<Self> for Profiled<B> {
         fn int_empty(shape: Shape, device: &Device<Profiled<B>>, dtype: IntDType) -> IntTensor<Profiled<B>> => device(device);
         #[read] fn int_into_data(tensor: IntTensor<Profiled<B>>) -> Result<TensorData, ExecutionError> => int(tensor);
         fn int_from_data(data: TensorData, device: &Device<Profiled<B>>) -> IntTensor<Profiled<B>> => device(device);
-        fn int_device(tensor: &IntTensor<Profiled<B>>) -> Device<Profiled<B>> => int(tensor);
+        #[query] fn int_device(tensor: &IntTensor<Profiled<B>>) -> Device<Profiled<B>> => int(tensor);
         fn int_to_device(tensor: IntTensor<Profiled<B>>, device: &Device<Profiled<B>>) -> IntTensor<Profiled<B>> => int(tensor);
         fn int_reshape(tensor: IntTensor<Profiled<B>>, shape: Shape) -> IntTensor<Profiled<B>> => int(tensor);
         fn int_slice(tensor: IntTensor<Profiled<B>>, slices: &[Slice]) -> IntTensor<Profiled<B>> => int(tensor);
@@ -266,7 +266,7 @@ impl<B: Backend> BoolTensorOps<Self> for Profiled<B> {
         fn bool_from_data(data: TensorData, device: &Device<Profiled<B>>) -> BoolTensor<Profiled<B>> => device(device);
         fn bool_into_int(tensor: BoolTensor<Profiled<B>>, out_dtype: IntDType) -> IntTensor<Profiled<B>> => bool(tensor);
         fn bool_into_float(tensor: BoolTensor<Profiled<B>>, out_dtype: FloatDType) -> FloatTensor<Profiled<B>> => bool(tensor);
-        fn bool_device(tensor: &BoolTensor<Profiled<B>>) -> Device<Profiled<B>> => bool(tensor);
+        #[query] fn bool_device(tensor: &BoolTensor<Profiled<B>>) -> Device<Profiled<B>> => bool(tensor);
         fn bool_to_device(tensor: BoolTensor<Profiled<B>>, device: &Device<Profiled<B>>) -> BoolTensor<Profiled<B>> => bool(tensor);
         fn bool_reshape(tensor: BoolTensor<Profiled<B>>, shape: Shape) -> BoolTensor<Profiled<B>> => bool(tensor);
         fn bool_slice(tensor: BoolTensor<Profiled<B>>, slices: &[Slice]) -> BoolTensor<Profiled<B>> => bool(tensor);
@@ -406,7 +406,7 @@ impl<B: Backend> QTensorOps<Self> for Profiled<B> {
         fn q_from_data(data: TensorData, device: &Device<Profiled<B>>) -> QuantizedTensor<Profiled<B>> => device(device);
         fn quantize_dynamic(tensor: FloatTensor<Profiled<B>>, scheme: &QuantScheme) -> QuantizedTensor<Profiled<B>> => float(tensor);
         fn dequantize(tensor: QuantizedTensor<Profiled<B>>, dtype: FloatDType) -> FloatTensor<Profiled<B>> => q(tensor);
-        fn q_device(tensor: &QuantizedTensor<Profiled<B>>) -> Device<Profiled<B>> => q(tensor);
+        #[query] fn q_device(tensor: &QuantizedTensor<Profiled<B>>) -> Device<Profiled<B>> => q(tensor);
         fn q_to_device(tensor: QuantizedTensor<Profiled<B>>, device: &Device<Profiled<B>>) -> QuantizedTensor<Profiled<B>> => q(tensor);
         fn q_reshape(tensor: QuantizedTensor<Profiled<B>>, shape: Shape) -> QuantizedTensor<Profiled<B>> => q(tensor);
         #[read] fn q_into_data(tensor: QuantizedTensor<Profiled<B>>) -> Result<TensorData, ExecutionError> => q(tensor);

@@ -388,7 +388,10 @@ impl Stopwatch {
                     .collect(),
                 cpu_usage: self.cpu.as_ref().map(|cpu| CpuUsage {
                     name: cpu.name.clone(),
-                    mean_percent: (cpu.seconds > 0.0).then(|| cpu.weighted_percent / cpu.seconds),
+                    // A weighted mean of readings in 0..=100, kept there against rounding
+                    // (three readings of 100 once averaged 100.00000000000001).
+                    mean_percent: (cpu.seconds > 0.0)
+                        .then(|| (cpu.weighted_percent / cpu.seconds).clamp(0.0, 100.0)),
                     peak_rss_bytes: cpu.rss_peak,
                     mean_rss_bytes: (cpu.rss_samples > 0)
                         .then(|| (cpu.rss_sum / u128::from(cpu.rss_samples)) as u64),
