@@ -238,15 +238,43 @@ pub(crate) fn numerics_end<B: Backend>(
     let Some(start) = start else {
         return;
     };
-    let outputs = outputs();
+    let NumericsAtStart {
+        wanted,
+        input_shapes,
+        inputs,
+    } = start;
+    let stack = call_sites::capture();
+    record_numerics(
+        (op, stack, false),
+        wanted,
+        (input_shapes, inputs),
+        outputs(),
+    );
+}
+
+/// What `[numerics]` wants of the ops running now under `flags`, when anything.
+pub(crate) fn numerics_wanted(flags: Flags) -> Option<numerics::Wanted> {
+    Some(numerics::wanted()).filter(|wanted| flags & NUMERICS != 0 && wanted.any())
+}
+
+/// Reads `outputs` as `wanted` says (with fingerprints off, one number each: their sums) and
+/// hands `op`'s record to the numerics sink; `inputs` are read only when it made the first
+/// NaN or Inf. `stack` is its call stack (0 without). An op with no output is recorded only
+/// when `unobserved` (an op inside a fused block): others returned no tensor.
+pub(crate) fn record_numerics<B: Backend>(
+    (op, stack, unobserved): (&'static Op, u32, bool),
+    wanted: numerics::Wanted,
+    (input_shapes, inputs): (Vec<Vec<usize>>, Vec<Held<B>>),
+    outputs: Vec<Held<B>>,
+) {
     // Checked only: one number read per output (its sum), the data only when it is not
     // finite.
-    if !start.wanted.fingerprints() && outputs.iter().all(Held::sum_is_finite) {
+    if !wanted.fingerprints() && outputs.iter().all(Held::sum_is_finite) {
         return;
     }
     let outputs: Vec<_> = outputs.into_iter().filter_map(Held::read).collect();
-    if outputs.is_empty()
-        || !start.wanted.fingerprints() && outputs.iter().all(crate::op_numerics::finite)
+    if outputs.is_empty() && !unobserved
+        || !wanted.fingerprints() && outputs.iter().all(crate::op_numerics::finite)
     {
         return;
     }
@@ -254,18 +282,11 @@ pub(crate) fn numerics_end<B: Backend>(
         .iter()
         .filter_map(crate::op_numerics::fingerprint)
         .collect();
-    let inputs = start.inputs;
-    numerics::record(
-        op,
-        call_sites::capture(),
-        start.input_shapes,
-        prints,
-        || {
-            let read = inputs.into_iter().filter_map(Held::read);
-            read.filter_map(|data| crate::op_numerics::fingerprint(&data))
-                .collect()
-        },
-    );
+    numerics::record(op, stack, input_shapes, prints, || {
+        let read = inputs.into_iter().filter_map(Held::read);
+        read.filter_map(|data| crate::op_numerics::fingerprint(&data))
+            .collect()
+    });
 }
 
 /// Guards an op: `probe!(OP, B, device closure, shapes closure)`, checking the switches before

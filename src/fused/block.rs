@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::ProfiledCubeRuntime;
 use super::block_io::BlockIo;
+use super::block_numerics;
 use super::registration;
 use crate::context::phase;
 use crate::probe::{self, Op};
@@ -135,9 +136,15 @@ impl<R: CubeRuntime> Optimization<ProfiledCubeRuntime<R>> for FusedBlock<R> {
                     .map(|shape| probe::Arg::Tensor(shape, None))
                     .collect()
             };
-            let mut op = probe::op::<SyncBackend<R>>(self.op, flags, || Some(device), args);
-            op.counted_work(|| io.work(context));
-            self.run(context, execution);
+            {
+                let mut op = probe::op::<SyncBackend<R>>(self.op, flags, || Some(device), args);
+                op.counted_work(|| io.work(context));
+                self.run(context, execution);
+            }
+            // Read after the block's guard ended: the reads are not the block's time.
+            if let Some(wanted) = probe::numerics_wanted(flags) {
+                block_numerics::record(&self.io, context, wanted);
+            }
         });
     }
 

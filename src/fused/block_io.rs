@@ -15,6 +15,8 @@ const SHAPES: usize = 4;
 #[derive(Clone, Debug)]
 pub(super) struct Fused {
     pub(super) name: String,
+    /// The backend op it stands for, as the op table names it (`float_add`).
+    pub(super) table_name: String,
     /// Relative ids, as the fuser saw them.
     pub(super) inputs: Vec<TensorId>,
     pub(super) outputs: Vec<TensorId>,
@@ -40,9 +42,12 @@ pub(super) struct BlockIo {
 
 /// One fused op's tensors, in relative ids.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-struct OpTensors {
-    inputs: Vec<TensorId>,
-    outputs: Vec<TensorId>,
+pub(super) struct OpTensors {
+    /// The backend op, as the op table names it (empty in the states of older versions).
+    #[serde(default)]
+    pub(super) table_name: String,
+    pub(super) inputs: Vec<TensorId>,
+    pub(super) outputs: Vec<TensorId>,
 }
 
 impl BlockIo {
@@ -64,6 +69,7 @@ impl BlockIo {
             tensors: fused
                 .iter()
                 .map(|op| OpTensors {
+                    table_name: op.table_name.clone(),
                     inputs: op.inputs.clone(),
                     outputs: op.outputs.clone(),
                 })
@@ -105,6 +111,11 @@ impl BlockIo {
             });
         }
         work::of_block(&block)
+    }
+
+    /// Each fused op's tensors, in the order the block runs them.
+    pub(super) fn op_tensors(&self) -> &[OpTensors] {
+        &self.tensors
     }
 
     pub(super) fn shapes<H>(&self, context: &Context<H>) -> Vec<Shape> {

@@ -37,6 +37,7 @@ impl<R: CubeRuntime> OperationFuser<FusedBlock<R>> for BlockFuser<R> {
         if self.inner.len() > before {
             self.fused.push(Fused {
                 name: names::op_name(operation),
+                table_name: names::table_name(operation),
                 inputs: operation.inputs().map(|tensor| tensor.id).collect(),
                 outputs: operation.outputs().map(|tensor| tensor.id).collect(),
             });

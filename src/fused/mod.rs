@@ -38,6 +38,7 @@
 mod backend;
 mod block;
 mod block_io;
+mod block_numerics;
 mod fuser;
 mod registration;
 mod runtime;

@@ -33,6 +33,41 @@ pub fn op_name(operation: &impl Debug) -> String {
         .unwrap_or_else(|| "op".to_owned())
 }
 
+/// The name Burn 0.21's op table gives the backend op an IR op stands for: `op_name` with the
+/// tensor kind of its outermost variant (`NumericFloat(_, AddScalar(..))` is
+/// `float_add_scalar`, `Int(Argmax(..))` is `int_argmax`; module ops as they are): how a fused
+/// block's op is matched to the same op of an unfused run.
+pub fn table_name(operation: &impl Debug) -> String {
+    /// Keeps what `Debug` writes up to the first `(`, then stops it.
+    struct Outer(String);
+    impl Write for Outer {
+        fn write_str(&mut self, text: &str) -> std::fmt::Result {
+            match text.find(['(', ' ', '{']) {
+                Some(end) => {
+                    self.0.push_str(&text[..end]);
+                    Err(std::fmt::Error)
+                }
+                None => {
+                    self.0.push_str(text);
+                    Ok(())
+                }
+            }
+        }
+    }
+    let mut outer = Outer(String::new());
+    let _ = write!(outer, "{operation:?}");
+    table_name_of(&outer.0, op_name(operation))
+}
+
+fn table_name_of(outer: &str, name: String) -> String {
+    match outer {
+        "BaseFloat" | "NumericFloat" | "Float" => format!("float_{name}"),
+        "BaseInt" | "NumericInt" | "Int" => format!("int_{name}"),
+        "BaseBool" | "Bool" => format!("bool_{name}"),
+        _ => name,
+    }
+}
+
 /// The last identifier followed by `(` in `head` (`NumericFloat(F32, Add(BinaryOpIr `).
 fn innermost_variant(head: &str) -> Option<&str> {
     let mut found = None;
@@ -106,6 +141,31 @@ mod tests {
         assert_eq!(innermost_variant("Drop(TensorIr "), Some("Drop"));
         assert_eq!(innermost_variant("Float(F32, Exp(UnaryOpIr "), Some("Exp"));
         assert_eq!(innermost_variant("nothing here"), None);
+    }
+
+    #[test]
+    fn the_outermost_variant_gives_the_op_tables_kind_prefix() {
+        #[derive(Debug)]
+        #[allow(dead_code)]
+        enum Ir {
+            NumericFloat(u8, Inner),
+            BaseInt(Inner),
+            Module(Inner),
+        }
+        #[derive(Debug)]
+        #[allow(dead_code)]
+        enum Inner {
+            AddScalar(u8),
+            Reshape(u8),
+            Conv2d(u8),
+        }
+        assert_eq!(
+            table_name(&Ir::NumericFloat(0, Inner::AddScalar(1))),
+            "float_add_scalar"
+        );
+        assert_eq!(table_name(&Ir::BaseInt(Inner::Reshape(1))), "int_reshape");
+        assert_eq!(table_name(&Ir::Module(Inner::Conv2d(1))), "conv2d");
+        assert_eq!(table_name_of("Bool", "not".into()), "bool_not");
     }
 
     #[test]

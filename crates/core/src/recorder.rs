@@ -386,6 +386,8 @@ impl RunRecorder {
         }
         memory::set_step(self.steps);
         let non_finite = self.config.numerics.enabled().then(|| {
+            // What the step queued (a fused device's blocks) runs now, as the step's.
+            self.sync.sync();
             numerics::set_step(self.steps as u64);
             numerics::stop_asked()
         });

@@ -46,6 +46,9 @@ pub enum Agreement {
     WithinTolerance,
     /// Beyond the tolerance, or another dtype, shape, element or NaN/Inf count.
     Diverged,
+    /// One side's record has no outputs: the op ran inside a fused block, whose outputs stay
+    /// in its registers, so there is nothing to compare.
+    NotObserved,
 }
 
 /// One statistic that differs beyond the tolerance.
@@ -129,13 +132,24 @@ impl Comparison {
         self.culprit.is_none()
     }
 
-    /// How many aligned ops have each agreement: identical, within tolerance, diverged.
+    /// How many aligned ops have each agreement: identical, within tolerance, diverged (the
+    /// ops [not observed](Agreement::NotObserved) are [`not_observed`](Self::not_observed)).
     pub fn counts(&self) -> [usize; 3] {
         let mut counts = [0; 3];
         for pair in &self.pairs {
-            counts[pair.agreement as usize] += 1;
+            if let Some(count) = counts.get_mut(pair.agreement as usize) {
+                *count += 1;
+            }
         }
         counts
+    }
+
+    /// How many aligned ops one side did not observe (inside a fused block).
+    pub fn not_observed(&self) -> usize {
+        let unseen = self.pairs.iter();
+        unseen
+            .filter(|pair| pair.agreement == Agreement::NotObserved)
+            .count()
     }
 }
 
@@ -265,6 +279,9 @@ pub fn compare_outputs(
     current: &[Fingerprint],
     tolerance: Tolerance,
 ) -> (Agreement, Vec<StatDiff>) {
+    if reference.is_empty() || current.is_empty() {
+        return (Agreement::NotObserved, Vec::new());
+    }
     if reference.len() != current.len() {
         let diff = StatDiff {
             output: 0,

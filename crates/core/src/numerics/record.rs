@@ -28,7 +28,9 @@ pub struct OpRecord {
     /// writer does not link inputs to producers: the comparison then takes every earlier op of
     /// the step as a possible producer.
     pub producers: Option<Vec<Option<u64>>>,
-    /// The fingerprints of the op's output tensors, in order.
+    /// The fingerprints of the op's output tensors, in order; none when they were not
+    /// observed (an op inside a fused block, whose outputs stay in its registers: the
+    /// comparison aligns it, and compares nothing).
     pub outputs: Vec<Fingerprint>,
 }
 

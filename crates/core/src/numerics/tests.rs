@@ -409,3 +409,40 @@ proptest::proptest! {
         proptest::prop_assert_ne!(agreement, Agreement::Diverged, "{:?}", differences);
     }
 }
+
+/// An op inside a fused block has no observed outputs: it is aligned with the same op of the
+/// unfused run, compared with nothing, and neither a divergence nor an agreement bit for bit.
+#[test]
+fn an_op_whose_outputs_stayed_in_a_fused_block_is_aligned_and_not_compared() {
+    let record = |seq, op: &str, outputs: Vec<Fingerprint>| OpRecord {
+        seq,
+        step: 0,
+        thread: "main".into(),
+        op: op.into(),
+        phase: "forward".into(),
+        call_site: None,
+        input_shapes: vec![vec![2]],
+        producers: None,
+        outputs,
+    };
+    let print = |x: f32| vec![Fingerprint::of(&[x, 1.0], &[2])];
+    let unfused = [
+        record(0, "float_exp", print(1.0)),
+        record(1, "float_tanh", print(2.0)),
+        record(2, "float_mul", print(3.0)),
+    ];
+    let fused = [
+        record(0, "float_exp", vec![]),
+        record(1, "float_tanh", vec![]),
+        record(2, "float_mul", print(3.0)),
+    ];
+    let comparison = compare(&unfused, &fused, Tolerance::default());
+    assert!(comparison.agrees());
+    assert_eq!(comparison.counts(), [1, 0, 0]);
+    assert_eq!(comparison.not_observed(), 2);
+    let text = render(&comparison, &unfused, &fused, 5);
+    assert!(
+        text.contains("not observed: 2 aligned ops ran inside a fused block in one run"),
+        "{text}"
+    );
+}

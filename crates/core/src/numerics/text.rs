@@ -44,6 +44,13 @@ pub fn render(
             tolerance.rtol, tolerance.atol
         ),
     };
+    let not_observed = comparison.not_observed();
+    if not_observed > 0 {
+        let _ = writeln!(
+            text,
+            "not observed: {not_observed} aligned ops ran inside a fused block in one run (their outputs stayed in its registers)"
+        );
+    }
     let (only_before, only_after) = (
         comparison.alignment.only_reference.len(),
         comparison.alignment.only_current.len(),
