@@ -27,8 +27,8 @@ pub struct Tolerance {
 
 impl Default for Tolerance {
     /// `rtol = 1e-4`, `atol = 1e-5`: f32 results of one program on two backends, whose
-    /// reductions add in another order. (Not yet measured against NdArray and Wgpu on the
-    /// example: the next step.)
+    /// reductions add in another order. NdArray against `Profiled<Wgpu>` on lavapipe meets it
+    /// on every op of `tests/numerics_wgpu.rs`'s model (95 of its 110 ops not bit for bit).
     fn default() -> Self {
         Tolerance {
             rtol: 1e-4,
