@@ -114,7 +114,8 @@ fn report_of(run_json: Value, ops_json: Option<Value>) -> String {
 }
 
 #[test]
-fn the_header_gives_the_wall_time_in_its_unit_the_device_time_and_why_the_run_stopped() {
+fn the_header_gives_the_wall_time_in_its_unit_the_device_time_why_the_run_stopped_and_its_first_nan()
+ {
     let html = report_of(
         json!({
             "format_version": 1, "backend": "autodiff<profiled<ndarray>>", "device": "Cpu",
@@ -123,8 +124,22 @@ fn the_header_gives_the_wall_time_in_its_unit_the_device_time_and_why_the_run_st
                             "unattributed_kernels": 2, "unattributed_ns": 3000, "incomplete_kernels": 0,
                             "tagged_api_calls": 40, "dropped_records": 0, "tag_errors": 0},
             "stopped_by": "burn-profiled: host memory limit of 1 MiB <exceeded>",
+            "non_finite": {"step": 3, "op": "float_log", "phase": "forward", "call_site": null,
+                           "thread": "main", "inputs_finite": true,
+                           "inputs": [{"dtype": "f32", "shape": [2], "elements": 2, "nan": 0,
+                                       "pos_inf": 0, "neg_inf": 0, "min": -1.0, "max": 1.0,
+                                       "sum": 0.0, "sum_squares": 2.0, "sum_abs": 2.0,
+                                       "weighted_sum": 1.0}],
+                           "outputs": [{"dtype": "f32", "shape": [2], "elements": 2, "nan": 1,
+                                        "pos_inf": 0, "neg_inf": 0, "min": 0.0, "max": 0.0,
+                                        "sum": 0.0, "sum_squares": 0.0, "sum_abs": 0.0,
+                                        "weighted_sum": 0.0}]},
         }),
         None,
+    );
+    assert!(
+        html.contains("<p id=\"non-finite\"><b>First NaN or Inf:</b> step 3: `float_log` in phase `forward` made 1 NaN, 0 +Inf, 0 -Inf of 2 elements from finite inputs [2]</p>"),
+        "{html}"
     );
     assert!(
         html.contains("<tr><td>wall time</td><td>370.809 ms</td></tr>"),

@@ -100,6 +100,15 @@ impl Session {
                  module's forward (nvtx::scope) gives its blocks that phase instead"
             );
         }
+        let mut config = config;
+        if config.numerics.enabled() {
+            // Turned off, so that run.json says what ran and no empty numerics.jsonl is
+            // written.
+            eprintln!(
+                "burn-profiled: [numerics]: not recorded on Burn 0.22 yet, whose hooks hand over                  each block's IR, not its data; on Burn 0.21, `Profiled<B>` and `fused::*`                  record every op (docs/guide/numerics.md)"
+            );
+            config.numerics = Default::default();
+        }
         // Before any observer: the calibration's ops are not the run's.
         recorder::calibrate(&config, || crate::calibration::calibrate(device));
         let name = format!("{device:?}");

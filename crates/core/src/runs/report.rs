@@ -250,6 +250,17 @@ pub fn html(run: &Run) -> String {
         );
     }
 
+    // Read as the session wrote it; a `non_finite` of another shape is left out.
+    if let Ok(found) =
+        serde_json::from_value::<crate::numerics::NonFinite>(summary["non_finite"].clone())
+    {
+        let _ = write!(
+            page,
+            "<p id=\"non-finite\"><b>First NaN or Inf:</b> {}</p>",
+            escape(&found.to_string())
+        );
+    }
+
     page.push_str("<h2>Step time</h2>");
     if run.step_seconds.is_empty() {
         page.push_str("<p>No measured steps.</p>");
