@@ -13,20 +13,27 @@ fn example(name: &str) -> PathBuf {
     )
 }
 
-#[test]
-fn the_wrong_variant_is_caught_in_process_and_offline() {
-    let dir = tempfile::tempdir().unwrap();
-    let output = Command::new(example("compare_optimization"))
+/// Runs example `name` with `args` and `--out out`; its standard output, once it succeeded.
+fn run_example(name: &str, args: &[&str], out: &std::path::Path) -> String {
+    let output = Command::new(example(name))
+        .args(args)
         .arg("--out")
-        .arg(dir.path())
+        .arg(out)
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
     assert!(
         output.status.success(),
         "{stdout}\n{}",
         String::from_utf8_lossy(&output.stderr)
     );
+    stdout
+}
+
+#[test]
+fn the_wrong_variant_is_caught_in_process_and_offline() {
+    let dir = tempfile::tempdir().unwrap();
+    let stdout = run_example("compare_optimization", &[], dir.path());
     assert!(stdout.contains("2. The hand-written layer norm, compared with the reference:\n`TensorDumper:` Tensor data is consistent"), "{stdout}");
     assert!(stdout.contains("caught, as it should be:\nComparison of data with previously dumped data failed for [tensors] data for dump 0."), "{stdout}");
     assert!(
@@ -63,17 +70,7 @@ fn the_wrong_variant_is_caught_in_process_and_offline() {
 #[test]
 fn the_find_culprit_example_names_the_wrong_op_in_process_and_offline() {
     let dir = tempfile::tempdir().unwrap();
-    let output = Command::new(example("find_culprit"))
-        .args(["--steps", "2", "--out"])
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let stdout = run_example("find_culprit", &["--steps", "2"], dir.path());
     let culprit = "culprit: step 0, float_add_scalar (seq 11 before, 11 after), phase forward, \
                    at layer_norm (examples/find_culprit.rs:";
     assert!(stdout.contains(culprit), "{stdout}");

@@ -10,25 +10,7 @@ const LABEL_OPS: usize = 6;
 /// `NumericFloat(_, AddScalar(..))` is `add_scalar`. burn-fusion's own naming is private; the
 /// IR's `Debug` has the variants.
 pub fn op_name(operation: &impl Debug) -> String {
-    /// Keeps what `Debug` writes up to the first struct, then stops it.
-    struct Head(String);
-    impl Write for Head {
-        fn write_str(&mut self, text: &str) -> std::fmt::Result {
-            match text.find('{') {
-                Some(end) => {
-                    self.0.push_str(&text[..end]);
-                    Err(std::fmt::Error)
-                }
-                None => {
-                    self.0.push_str(text);
-                    Ok(())
-                }
-            }
-        }
-    }
-    let mut head = Head(String::new());
-    let _ = write!(head, "{operation:?}");
-    innermost_variant(&head.0)
+    innermost_variant(&debug_up_to(operation, &['{']))
         .map(snake_case)
         .unwrap_or_else(|| "op".to_owned())
 }
@@ -38,11 +20,19 @@ pub fn op_name(operation: &impl Debug) -> String {
 /// `float_add_scalar`, `Int(Argmax(..))` is `int_argmax`; module ops as they are): how a fused
 /// block's op is matched to the same op of an unfused run.
 pub fn table_name(operation: &impl Debug) -> String {
-    /// Keeps what `Debug` writes up to the first `(`, then stops it.
-    struct Outer(String);
-    impl Write for Outer {
+    table_name_of(
+        &debug_up_to(operation, &['(', ' ', '{']),
+        op_name(operation),
+    )
+}
+
+/// What `Debug` writes of `value` up to the first of `stops`: the writing stops there, so a
+/// large IR is not formatted whole.
+fn debug_up_to(value: &impl Debug, stops: &[char]) -> String {
+    struct UpTo<'a>(String, &'a [char]);
+    impl Write for UpTo<'_> {
         fn write_str(&mut self, text: &str) -> std::fmt::Result {
-            match text.find(['(', ' ', '{']) {
+            match text.find(self.1) {
                 Some(end) => {
                     self.0.push_str(&text[..end]);
                     Err(std::fmt::Error)
@@ -54,9 +44,9 @@ pub fn table_name(operation: &impl Debug) -> String {
             }
         }
     }
-    let mut outer = Outer(String::new());
-    let _ = write!(outer, "{operation:?}");
-    table_name_of(&outer.0, op_name(operation))
+    let mut head = UpTo(String::new(), stops);
+    let _ = write!(head, "{value:?}");
+    head.0
 }
 
 fn table_name_of(outer: &str, name: String) -> String {
