@@ -252,7 +252,9 @@ pub(crate) fn numerics_end<B: Backend>(
     );
 }
 
-/// What `[numerics]` wants of the ops running now under `flags`, when anything.
+/// What `[numerics]` wants of the ops running now under `flags`, when anything (a fused
+/// block's, which reads its outputs itself).
+#[cfg(feature = "fusion")]
 pub(crate) fn numerics_wanted(flags: Flags) -> Option<numerics::Wanted> {
     Some(numerics::wanted()).filter(|wanted| flags & NUMERICS != 0 && wanted.any())
 }

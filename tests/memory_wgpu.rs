@@ -237,9 +237,12 @@ fn a_device_memory_limit_stops_the_run_naming_the_device() {
     let mut session = Session::start::<P>(config, &device, out.path());
     session.set_launch_thread(LaunchThread::cubecl::<Wgpu>(&device));
     let x = Tensor::<P, 1>::ones([1 << 20], &device);
-    let exceeded = session
+    let stopped = session
         .finish_iter()
         .expect_err("lavapipe reserves more than 1 MiB");
+    let burn_profiled::RunStopped::Memory(exceeded) = stopped else {
+        panic!("a memory limit stopped it: {stopped:?}");
+    };
     assert_eq!(exceeded.memory, format!("{device:?}"));
     assert_eq!(exceeded.limit_mib, 1);
     assert!(exceeded.used_mib >= 4, "{exceeded:?}");

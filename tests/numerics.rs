@@ -3,7 +3,7 @@
 //! culprit, the ops after it as its propagators; the same program twice bit-identical; and
 //! the op that made a NaN, in the forward and in the backward, named by `check_finite`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Mutex, MutexGuard, Once};
 
 use burn::backend::{Autodiff, NdArray};
