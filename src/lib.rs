@@ -59,6 +59,7 @@ mod launch_thread;
 pub mod nvtx;
 mod op_numerics;
 mod session;
+mod tensor_data;
 #[cfg(feature = "train")]
 pub mod train;
 

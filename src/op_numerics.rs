@@ -127,6 +127,12 @@ fn of<T: Element>(values: &[T], shape: &[usize]) -> Fingerprint {
     Fingerprint::of(values, shape)
 }
 
+/// `data` as the dumps keep it (`.npy`), where its dtype has a file form.
+pub(crate) fn array(data: &TensorData) -> Option<burn_profiled_core::dump::blob::Array> {
+    burn_profiled_core::dump::blob::Array::from_tensor_data::<crate::tensor_data::Burn021, _>(data)
+        .ok()
+}
+
 /// Whether every element of `data` is finite.
 pub(crate) fn finite(data: &TensorData) -> bool {
     match data.dtype {

@@ -286,8 +286,11 @@ pub(crate) fn record_numerics<B: Backend>(
         .collect();
     numerics::record(op, stack, input_shapes, prints, || {
         let read = inputs.into_iter().filter_map(Held::read);
-        read.filter_map(|data| crate::op_numerics::fingerprint(&data))
-            .collect()
+        read.filter_map(|data| {
+            let print = crate::op_numerics::fingerprint(&data)?;
+            Some((print, crate::op_numerics::array(&data)))
+        })
+        .collect()
     });
 }
 

@@ -51,6 +51,7 @@ fn allowed(node: &str) -> Option<Vec<&'static str>> {
                 .chain([
                     "call_sites",
                     "config",
+                    "dump",
                     "files",
                     "numerics",
                     "formats",

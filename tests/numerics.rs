@@ -170,6 +170,17 @@ fn a_nan_made_in_the_forward_is_blamed_on_the_op_that_made_it() {
     let site = found["call_site"].as_str().unwrap();
     assert!(site.contains("tests/numerics.rs:"), "{site}");
     assert!(run.get("stopped_by").is_none());
+    // Its input kept, to reproduce the op: `w + 0.5`.
+    let input = support::profile_dir().join("numerics-tests/nan-forward/non_finite/input_0.npy");
+    let kept = burn_profiled_core::dump::blob::read_npy(&input).expect("the input is kept");
+    assert_eq!(kept.values_f64(), [0.5, 1.5, 4.5, -0.5]);
+    let files = run["files"].as_array().unwrap();
+    assert!(
+        files
+            .iter()
+            .any(|f| f.as_str().unwrap().ends_with("non_finite")),
+        "{files:?}"
+    );
 }
 
 /// `sqrt` at 0 is finite, its gradient `g / (2 sqrt(0))` is not: the backward's op that divided

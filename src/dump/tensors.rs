@@ -5,31 +5,12 @@ use std::any::Any;
 
 use burn::tensor::backend::Backend;
 use burn::tensor::{BasicOps, DType, Element, Tensor, TensorData};
-use burn_profiled_core::dump::blob::{Array, BlobError, DtypeOf, TensorDataOf};
+use burn_profiled_core::dump::blob::Array;
 use burn_profiled_core::dump::{
     DumpError, ErasedTensor, TensorLeaf, TensorLeafError, ToDump, Value,
 };
 
-/// What this edition's tensors implement the core's conversions for (the compiler infers it).
-#[doc(hidden)]
-pub enum Burn021 {}
-
-burn_profiled_core::dtype_of_burn!(DType, Burn021);
-
-impl TensorDataOf<Burn021> for TensorData {
-    fn to_array(&self) -> Result<Array, BlobError> {
-        let dtype = self
-            .dtype
-            .dumped()
-            .ok_or_else(|| Array::quantized(self.dtype))?;
-        Array::from_burn_bytes(
-            dtype,
-            self.dtype.size(),
-            self.shape.to_vec(),
-            self.as_bytes().to_vec(),
-        )
-    }
-}
+pub use crate::tensor_data::Burn021;
 
 /// Checks that `data`'s bytes are exactly what its shape and dtype need (tensor data built
 /// by hand may not be); the reason when not.

@@ -25,6 +25,10 @@ use crate::sinks::numerics;
 use crate::stopwatch::{self, StopwatchConfig};
 use crate::{probe, stats, trace};
 
+/// Where a run keeps the inputs of the first op that made a NaN or an Inf
+/// (`input_<i>.npy`, in argument order), next to `run.json`'s `non_finite`.
+pub const NON_FINITE_DIR: &str = "non_finite";
+
 /// Steps between two collections of device time.
 const DEVICE_TIME_EVERY: usize = 20;
 
@@ -500,6 +504,16 @@ impl RunRecorder {
             let path = self.out_dir.join(numerics_file::NUMERICS_FILE);
             numerics_file::file::write(&path, &numerics.records)?;
             files.push(path);
+        }
+        if !numerics.non_finite_inputs.is_empty() {
+            // The first NaN's op reproduced: its inputs, for a test or an upstream report.
+            let dir = self.out_dir.join(NON_FINITE_DIR);
+            std::fs::create_dir_all(&dir)?;
+            for (at, input) in numerics.non_finite_inputs.iter().enumerate() {
+                crate::dump::blob::write_npy(&dir.join(format!("input_{at}.npy")), input)
+                    .map_err(std::io::Error::other)?;
+            }
+            files.push(dir);
         }
         let dump = &config.dump;
         if dump.enabled && crate::dump::global::dump_count() > 0 {

@@ -14,6 +14,7 @@ use crate::config::{CheckFinite, NumericsSection};
 use crate::context::op::Op;
 use crate::context::phase;
 use crate::context::switches::{self, NUMERICS};
+use crate::dump::blob::Array;
 use crate::numerics::{Fingerprint, NonFinite, OpRecord};
 
 /// [`WANTED`]'s bits.
@@ -31,6 +32,8 @@ struct State {
     next_seq: u64,
     records: Vec<Recorded>,
     non_finite: Option<NonFinite>,
+    /// The first non-finite op's inputs, as read (a reproduction of the op).
+    non_finite_inputs: Vec<Array>,
 }
 
 /// A record as it is kept while the run goes on: names and call sites resolved at the end.
@@ -82,6 +85,7 @@ pub fn start(config: NumericsSection) {
         next_seq: 0,
         records: Vec::new(),
         non_finite: None,
+        non_finite_inputs: Vec::new(),
     });
     publish(state.as_ref());
     switches::set(NUMERICS, true);
@@ -115,15 +119,15 @@ fn publish(state: Option<&State>) {
 }
 
 /// One call of `op` returned `outputs` (their fingerprints, in order) from inputs of
-/// `input_shapes`; `inputs` gives the inputs' fingerprints, asked for only when this is the
-/// first op whose outputs are not finite. `stack` is the op's call stack
-/// ([`call_sites::capture`], 0 without).
+/// `input_shapes`; `inputs` gives the inputs' fingerprints and their data (where it could be
+/// kept), asked for only when this is the first op whose outputs are not finite. `stack` is
+/// the op's call stack ([`call_sites::capture`], 0 without).
 pub fn record(
     op: &'static Op,
     stack: u32,
     input_shapes: Vec<Vec<usize>>,
     outputs: Vec<Fingerprint>,
-    inputs: impl FnOnce() -> Vec<Fingerprint>,
+    inputs: impl FnOnce() -> Vec<(Fingerprint, Option<Array>)>,
 ) {
     let wanted = wanted();
     let made_non_finite = wanted.check_finite() && !outputs.iter().all(Fingerprint::is_finite);
@@ -136,9 +140,11 @@ pub fn record(
     };
     let seq = state.next_seq;
     state.next_seq += 1;
-    if let Some(inputs) = inputs
+    if let Some(read) = inputs
         && state.non_finite.is_none()
     {
+        let (inputs, arrays): (Vec<Fingerprint>, Vec<Option<Array>>) = read.into_iter().unzip();
+        state.non_finite_inputs = arrays.into_iter().flatten().collect();
         let found = NonFinite {
             step: state.step,
             op: op.name().to_owned(),
@@ -190,6 +196,8 @@ pub struct NumericsRun {
     pub records: Vec<OpRecord>,
     /// The first op whose output was not finite, when `check_finite` found one.
     pub non_finite: Option<NonFinite>,
+    /// Its inputs' data, in argument order (those that could be read): the op reproduced.
+    pub non_finite_inputs: Vec<Array>,
 }
 
 /// Stops recording and hands over what was recorded (nothing when it was not started).
@@ -218,6 +226,7 @@ pub fn stop() -> NumericsRun {
     NumericsRun {
         records,
         non_finite: state.non_finite,
+        non_finite_inputs: state.non_finite_inputs,
     }
 }
 
@@ -288,9 +297,13 @@ mod tests {
         start(config(CheckFinite::Stop, None));
         let log = Op::named("float_log");
         let finite = || vec![Fingerprint::of(&[-1.0f32], &[1])];
-        record(log, 0, vec![vec![1]], finite(), || {
-            panic!("finite outputs: inputs not asked")
-        });
+        record(
+            log,
+            0,
+            vec![vec![1]],
+            finite(),
+            || -> Vec<(Fingerprint, Option<Array>)> { panic!("finite outputs: inputs not asked") },
+        );
         assert_eq!(stop_asked(), None);
         set_step(1);
         record(
@@ -298,7 +311,10 @@ mod tests {
             0,
             vec![vec![1]],
             vec![Fingerprint::of(&[f32::NAN], &[1])],
-            finite,
+            || {
+                let input = Array::from_values(&[1], &[-1.0f32]).ok();
+                vec![(Fingerprint::of(&[-1.0f32], &[1]), input)]
+            },
         );
         assert!(
             !wanted().check_finite(),
@@ -313,5 +329,7 @@ mod tests {
         let run = stop();
         assert_eq!(run.non_finite, Some(found));
         assert_eq!(run.records.len(), 2);
+        assert_eq!(run.non_finite_inputs.len(), 1, "kept to reproduce the op");
+        assert_eq!(run.non_finite_inputs[0].values_f64(), [-1.0]);
     }
 }
