@@ -206,3 +206,54 @@ fn roofline_keys_that_cannot_go_together_are_refused_by_name() {
         "invalid configuration: `roofline.calibrate` measures what `roofline.peak_tflops` and `peak_gbps` give: set one or the other"
     );
 }
+
+/// `[numerics]`: its keys read back, a check mode that is not one is named with the ones that
+/// are, and `steps` that cannot be are refused by name.
+#[test]
+fn numerics_keys_that_cannot_be_are_errors_naming_the_key() {
+    let numerics = RuntimeConfig::from_toml_str(
+        "[numerics]\nfingerprints = true\ncheck_finite = \"stop\"\nsteps = [2, 5]\n",
+    )
+    .unwrap();
+    assert!(numerics.numerics.fingerprints);
+    assert_eq!(
+        numerics.numerics.check_finite,
+        burn_profiled::config::CheckFinite::Stop
+    );
+    assert_eq!(numerics.numerics.steps, Some([2, 5]));
+
+    let mode = RuntimeConfig::from_toml_str("[numerics]\ncheck_finite = \"panic\"\n")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        mode.contains("check_finite") || mode.contains("panic"),
+        "{mode}"
+    );
+    assert!(
+        mode.contains("`off`") && mode.contains("`warn`") && mode.contains("`stop`"),
+        "{mode}"
+    );
+    assert_eq!(
+        RuntimeConfig::from_toml_str("[numerics]\nfingerprints = true\nsteps = [5, 2]\n")
+            .unwrap_err()
+            .to_string(),
+        "invalid configuration: `numerics.steps` is [first, last]: the first step cannot come after the last"
+    );
+    assert_eq!(
+        RuntimeConfig::from_toml_str("[numerics]\nsteps = [0, 3]\n")
+            .unwrap_err()
+            .to_string(),
+        "invalid configuration: `numerics.steps` bounds `numerics.fingerprints` and `numerics.check_finite`: set one of them"
+    );
+    let debug = RuntimeConfig::preset(burn_profiled::config::Preset::Debug);
+    assert!(debug.numerics.fingerprints);
+    assert_eq!(
+        debug.numerics.check_finite,
+        burn_profiled::config::CheckFinite::Warn
+    );
+    assert!(
+        !RuntimeConfig::preset(burn_profiled::config::Preset::Profile)
+            .numerics
+            .enabled()
+    );
+}
