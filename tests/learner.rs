@@ -409,6 +409,7 @@ fn each_preset_writes_exactly_its_artefacts() {
             "debug",
             ours(&[
                 "dumps",
+                "numerics.jsonl",
                 "ops.json",
                 "ops_by_call_site.json",
                 "ops_by_shapes.json",
