@@ -20,6 +20,7 @@
 //! | [`runs`] | a run read back from disk, and two runs compared with a noise-aware verdict (the `burn-profiled diff` command) |
 //! | [`memory`] | where the memory goes: per step, per op and per phase, the leak warning, out-of-memory context, the [tracking allocator](memory::TrackingAllocator) |
 //! | [`dump`] | tensor dumps compatible with the Python `TensorDumper`, and their comparison (offline: the `burn-dump-diff` binary) |
+//! | [`numerics`] | which op changed the numbers: every op's outputs fingerprinted (`[numerics]`, into `numerics.jsonl`), two runs compared op by op to name the culprit (the `burn-profiled numerics` command), the first op that made a NaN ([`RunStopped`]) |
 //!
 //! ```
 //! use burn::backend::{Autodiff, NdArray};
