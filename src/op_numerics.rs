@@ -10,7 +10,7 @@ use std::any::Any;
 
 use burn_backend::ops::{MaxPool1dWithIndices, MaxPool2dWithIndices};
 use burn_backend::{Backend, DType, TensorData, TensorMetadata};
-use burn_profiled_core::numerics::{Element, Fingerprint, all_finite};
+use burn_profiled_core::numerics::{Fingerprint, all_finite};
 
 /// A tensor of an op, kept to be read: `B`'s primitive of its kind.
 pub(crate) enum Held<B: Backend> {
@@ -20,23 +20,36 @@ pub(crate) enum Held<B: Backend> {
     Quantized(B::QuantizedTensorPrimitive),
 }
 
+/// Which of a backend's primitives holds a tensor of some dtype.
+pub(crate) enum Kind {
+    Float,
+    Int,
+    Bool,
+    Quantized,
+}
+
+impl Kind {
+    /// The kind of a tensor of `dtype`.
+    pub(crate) fn of(dtype: DType) -> Self {
+        match dtype {
+            DType::QFloat(_) => Kind::Quantized,
+            dtype if dtype.is_float() => Kind::Float,
+            dtype if dtype.is_bool() => Kind::Bool,
+            _ => Kind::Int,
+        }
+    }
+}
+
 impl<B: Backend> Held<B> {
     /// `tensor`, when it is one of `B`'s primitives (cloned: a handle, not the data).
     fn of<T: TensorMetadata + 'static>(tensor: &T) -> Option<Self> {
         let any = tensor as &dyn Any;
-        let dtype = tensor.dtype();
-        let float = || any.downcast_ref::<B::FloatTensorPrimitive>().cloned();
-        let int = || any.downcast_ref::<B::IntTensorPrimitive>().cloned();
-        let bool = || any.downcast_ref::<B::BoolTensorPrimitive>().cloned();
         // NdArray's primitives are one type for every kind: the dtype says which it is.
-        match dtype {
-            DType::QFloat(_) => any
-                .downcast_ref::<B::QuantizedTensorPrimitive>()
-                .cloned()
-                .map(Held::Quantized),
-            dtype if dtype.is_float() => float().map(Held::Float),
-            dtype if dtype.is_bool() => bool().map(Held::Bool),
-            _ => int().map(Held::Int),
+        match Kind::of(tensor.dtype()) {
+            Kind::Float => any.downcast_ref().cloned().map(Held::Float),
+            Kind::Int => any.downcast_ref().cloned().map(Held::Int),
+            Kind::Bool => any.downcast_ref().cloned().map(Held::Bool),
+            Kind::Quantized => any.downcast_ref().cloned().map(Held::Quantized),
         }
     }
 
@@ -78,10 +91,10 @@ impl<B: Backend> Held<B> {
     }
 }
 
-/// Calls `$apply(slice)` with `$data`'s elements as a slice of their type, or `$other` for a
-/// dtype without one (quantized).
+/// `Some($apply(slice))` with `$data`'s elements as a slice of their type; `None` for a dtype
+/// without one (quantized).
 macro_rules! with_elements {
-    ($data:expr, |$slice:ident| $apply:expr, $other:expr) => {{
+    ($data:expr, |$slice:ident| $apply:expr) => {{
         let data: &TensorData = $data;
         match data.dtype {
             DType::F64 => typed::<f64>(data).map(|$slice| $apply),
@@ -106,7 +119,7 @@ macro_rules! with_elements {
                 let $slice = values.as_slice();
                 Some($apply)
             }
-            DType::QFloat(_) => $other,
+            DType::QFloat(_) => None,
         }
     }};
 }
@@ -118,13 +131,9 @@ fn typed<E: burn_backend::Element>(data: &TensorData) -> Option<&[E]> {
 /// The fingerprint of `data`, named with Burn's name of its dtype.
 pub(crate) fn fingerprint(data: &TensorData) -> Option<Fingerprint> {
     let shape = data.shape.as_slice();
-    let mut print = with_elements!(data, |values| of(values, shape), None)?;
+    let mut print = with_elements!(data, |values| Fingerprint::of(values, shape))?;
     print.dtype = data.dtype.name().to_owned();
     Some(print)
-}
-
-fn of<T: Element>(values: &[T], shape: &[usize]) -> Fingerprint {
-    Fingerprint::of(values, shape)
 }
 
 /// `data` as the dumps keep it (`.npy`), where its dtype has a file form.
@@ -133,14 +142,9 @@ pub(crate) fn array(data: &TensorData) -> Option<burn_profiled_core::dump::blob:
         .ok()
 }
 
-/// Whether every element of `data` is finite.
+/// Whether every element of `data` is finite (integers and bools always are).
 pub(crate) fn finite(data: &TensorData) -> bool {
-    match data.dtype {
-        DType::F64 | DType::F32 | DType::Flex32 | DType::F16 | DType::BF16 => {
-            with_elements!(data, |values| all_finite(values), None).unwrap_or(true)
-        }
-        _ => true,
-    }
+    !data.dtype.is_float() || with_elements!(data, |values| all_finite(values)).unwrap_or(true)
 }
 
 /// Collects the tensors of a value: `(&&&Tensors(&value)).hold::<B>(&mut held)` finds

@@ -10,7 +10,7 @@ use burn_fusion::stream::Context;
 use burn_ir::{BackendIr, TensorHandle, TensorId};
 
 use super::block_io::BlockIo;
-use crate::op_numerics::Held;
+use crate::op_numerics::{Held, Kind};
 use crate::probe::{self, Op};
 
 /// The backend the block's tensors are read through: CubeCL reads a handle by its own dtype.
@@ -58,11 +58,10 @@ fn held<R: CubeRuntime>(
         handle: context.handles.get_handle_ref(&tensor.id)?.clone(),
         shape: tensor.shape.clone(),
     };
-    let dtype = tensor.dtype;
-    Some(match dtype {
-        dtype if dtype.is_float() => Held::Float(ReadBackend::<R>::float_tensor(handle)),
-        dtype if dtype.is_bool() => Held::Bool(ReadBackend::<R>::bool_tensor(handle)),
-        burn_backend::DType::QFloat(_) => return None,
-        _ => Held::Int(ReadBackend::<R>::int_tensor(handle)),
+    Some(match Kind::of(tensor.dtype) {
+        Kind::Float => Held::Float(ReadBackend::<R>::float_tensor(handle)),
+        Kind::Int => Held::Int(ReadBackend::<R>::int_tensor(handle)),
+        Kind::Bool => Held::Bool(ReadBackend::<R>::bool_tensor(handle)),
+        Kind::Quantized => return None,
     })
 }

@@ -18,7 +18,7 @@ use crate::device_time::{self, DeviceTimeError, DeviceTimeSummary, Source};
 use crate::formats::RUN_FORMAT_VERSION;
 use crate::host::{MemoryGuard, MemoryLimitExceeded};
 use crate::memory::{self, MemoryRun, MemorySteps, StepSample};
-use crate::numerics::{self as numerics_file, NonFinite};
+use crate::numerics::{NUMERICS_FILE, NonFinite};
 use crate::nvtx::{self, RangeConfig};
 use crate::roofline::Calibration;
 use crate::sinks::numerics;
@@ -501,8 +501,8 @@ impl RunRecorder {
         }
         let numerics = numerics::stop();
         if config.numerics.fingerprints {
-            let path = self.out_dir.join(numerics_file::NUMERICS_FILE);
-            numerics_file::file::write(&path, &numerics.records)?;
+            let path = self.out_dir.join(NUMERICS_FILE);
+            crate::numerics::file::write(&path, &numerics.records)?;
             files.push(path);
         }
         if !numerics.non_finite_inputs.is_empty() {
