@@ -28,7 +28,8 @@ pub struct Alignment {
     pub steps_only_current: Vec<u64>,
 }
 
-/// Aligns `reference` and `current` within each step, by op name, keeping each side's order.
+/// Aligns `reference` and `current` within each step, by op name and input shapes, keeping
+/// each side's order.
 pub fn align(reference: &[OpRecord], current: &[OpRecord]) -> Alignment {
     let mut steps: BTreeMap<u64, (Vec<usize>, Vec<usize>)> = BTreeMap::new();
     for (index, record) in reference.iter().enumerate() {
@@ -45,7 +46,7 @@ pub fn align(reference: &[OpRecord], current: &[OpRecord]) -> Alignment {
             (true, _) => alignment.steps_only_current.push(step),
             _ => {}
         }
-        let (old, new) = (names(&ours, reference), names(&theirs, current));
+        let (old, new) = (ops(&ours, reference), ops(&theirs, current));
         for op in capture_diff_slices_deadline(Algorithm::Myers, &old, &new, Some(deadline)) {
             let (old_range, new_range) = (op.old_range(), op.new_range());
             match op {
@@ -62,7 +63,11 @@ pub fn align(reference: &[OpRecord], current: &[OpRecord]) -> Alignment {
     alignment
 }
 
-fn names<'a>(indices: &[usize], records: &'a [OpRecord]) -> Vec<&'a str> {
-    let names = indices.iter().map(|&index| records[index].op.as_str());
-    names.collect()
+/// What makes two records the same op: its name and its inputs' shapes.
+fn ops<'a>(indices: &[usize], records: &'a [OpRecord]) -> Vec<(&'a str, &'a [Vec<usize>])> {
+    let ops = indices.iter().map(|&index| {
+        let record = &records[index];
+        (record.op.as_str(), record.input_shapes.as_slice())
+    });
+    ops.collect()
 }

@@ -446,3 +446,30 @@ fn an_op_whose_outputs_stayed_in_a_fused_block_is_aligned_and_not_compared() {
         "{text}"
     );
 }
+
+/// Two ops of one name on other inputs are not the same op: a fused run that has a reshape
+/// the unfused one does not (and the other way round) leaves both unaligned, not compared as
+/// a divergence (seen on an H200: `float_reshape` of [8, 25, 4, 4] against one of [1, 16, 16]).
+#[test]
+fn ops_of_one_name_on_inputs_of_other_shapes_are_not_aligned() {
+    let record = |seq, shape: Vec<usize>| OpRecord {
+        seq,
+        step: 0,
+        thread: "main".into(),
+        op: "float_reshape".into(),
+        phase: "forward".into(),
+        call_site: None,
+        input_shapes: vec![shape.clone()],
+        producers: None,
+        outputs: vec![Fingerprint::of(
+            &vec![1.0f32; shape.iter().product()],
+            &shape,
+        )],
+    };
+    let before = [record(0, vec![8, 25]), record(1, vec![4, 4])];
+    let after = [record(0, vec![4, 4])];
+    let comparison = compare(&before, &after, Tolerance::default());
+    assert!(comparison.agrees());
+    assert_eq!(comparison.alignment.pairs, [(1, 0)]);
+    assert_eq!(comparison.alignment.only_reference, [0]);
+}
