@@ -13,6 +13,7 @@ use burn_backend::{Backend, DType, TensorData, TensorMetadata};
 use burn_profiled_core::numerics::{Fingerprint, all_finite};
 
 /// A tensor of an op, kept to be read: `B`'s primitive of its kind.
+#[derive(Clone)]
 pub(crate) enum Held<B: Backend> {
     Float(B::FloatTensorPrimitive),
     Int(B::IntTensorPrimitive),

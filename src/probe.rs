@@ -192,11 +192,12 @@ impl<B: Backend> OpGuard<B> {
     }
 }
 
-/// What an op under the `NUMERICS` switch keeps from its start: what it is read for, its
-/// inputs' shapes, and its inputs (to read when its output is the first that is not finite).
+/// What an op under the `NUMERICS` switch keeps from its start: what it is read for, and its
+/// inputs (read for their fingerprints, which link the op to the ops that made them, or when
+/// its output is the first that is not finite). Holding them keeps the op from writing over
+/// an input in place.
 pub(crate) struct NumericsAtStart<B: Backend> {
     wanted: numerics::Wanted,
-    input_shapes: Vec<Vec<usize>>,
     inputs: Vec<Held<B>>,
 }
 
@@ -214,16 +215,9 @@ pub(crate) fn numerics_start<B: Backend>(
     if !wanted.any() {
         return None;
     }
-    let inputs = inputs();
-    let input_shapes = inputs.iter().map(Held::shape).collect();
     Some(NumericsAtStart {
         wanted,
-        input_shapes,
-        // Kept only to be read if this op makes the first NaN.
-        inputs: match wanted.check_finite() {
-            true => inputs,
-            false => Vec::new(),
-        },
+        inputs: inputs(),
     })
 }
 
@@ -238,18 +232,24 @@ pub(crate) fn numerics_end<B: Backend>(
     let Some(start) = start else {
         return;
     };
-    let NumericsAtStart {
-        wanted,
-        input_shapes,
-        inputs,
-    } = start;
+    let NumericsAtStart { wanted, inputs } = start;
     let stack = call_sites::capture();
-    record_numerics(
-        (op, stack, false),
-        wanted,
-        (input_shapes, inputs),
-        outputs(),
-    );
+    let linked = inputs.iter().map(|held| {
+        let source = match wanted.fingerprints() {
+            true => held
+                .clone()
+                .read()
+                .as_ref()
+                .and_then(crate::op_numerics::fingerprint),
+            false => None,
+        };
+        numerics::Input {
+            shape: held.shape(),
+            source: source.map_or(numerics::Source::Unknown, numerics::Source::Content),
+        }
+    });
+    let linked = linked.collect();
+    record_numerics((op, stack, false), wanted, (linked, inputs), outputs());
 }
 
 /// What `[numerics]` wants of the ops running now under `flags`, when anything (a fused
@@ -260,38 +260,39 @@ pub(crate) fn numerics_wanted(flags: Flags) -> Option<numerics::Wanted> {
 }
 
 /// Reads `outputs` as `wanted` says (with fingerprints off, one number each: their sums) and
-/// hands `op`'s record to the numerics sink; `inputs` are read only when it made the first
-/// NaN or Inf. `stack` is its call stack (0 without). An op with no output is recorded only
-/// when `unobserved` (an op inside a fused block): others returned no tensor.
+/// hands `op`'s record to the numerics sink, with its `inputs` (shapes and sources); the
+/// `held` inputs are read only when it made the first NaN or Inf. `stack` is its call stack
+/// (0 without). An op with no output is recorded only when `unobserved` (an op inside a fused
+/// block): others returned no tensor. Returns the record's `seq`, when it was recorded.
 pub(crate) fn record_numerics<B: Backend>(
     (op, stack, unobserved): (&'static Op, u32, bool),
     wanted: numerics::Wanted,
-    (input_shapes, inputs): (Vec<Vec<usize>>, Vec<Held<B>>),
+    (inputs, held): (Vec<numerics::Input>, Vec<Held<B>>),
     outputs: Vec<Held<B>>,
-) {
+) -> Option<u64> {
     // Checked only: one number read per output (its sum), the data only when it is not
     // finite.
     if !wanted.fingerprints() && outputs.iter().all(Held::sum_is_finite) {
-        return;
+        return None;
     }
     let outputs: Vec<_> = outputs.into_iter().filter_map(Held::read).collect();
     if outputs.is_empty() && !unobserved
         || !wanted.fingerprints() && outputs.iter().all(crate::op_numerics::finite)
     {
-        return;
+        return None;
     }
     let prints = outputs
         .iter()
         .filter_map(crate::op_numerics::fingerprint)
         .collect();
-    numerics::record(op, stack, input_shapes, prints, || {
-        let read = inputs.into_iter().filter_map(Held::read);
+    numerics::record(op, stack, inputs, prints, || {
+        let read = held.into_iter().filter_map(Held::read);
         read.filter_map(|data| {
             let print = crate::op_numerics::fingerprint(&data)?;
             Some((print, crate::op_numerics::array(&data)))
         })
         .collect()
-    });
+    })
 }
 
 /// Guards an op: `probe!(OP, B, device closure, shapes closure)`, checking the switches before

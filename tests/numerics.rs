@@ -70,6 +70,50 @@ fn every_op_of_forward_backward_and_optimizer_is_fingerprinted_with_its_phase_an
     assert!(seqs.windows(2).all(|w| w[0] < w[1]), "seq increases");
 }
 
+/// Each op's inputs are linked to the ops that made them: a block's `exp` to its scale, the
+/// matmul to the data and, from the second step on, to the optimizer's update of the step
+/// before.
+#[test]
+fn each_input_is_linked_to_the_op_that_made_it() {
+    let _serial = serial();
+    let records = train::<B>(&run_dir("links"), SCALES, 2);
+    let by_seq =
+        |seq: Option<u64>| -> Option<&OpRecord> { records.iter().find(|r| Some(r.seq) == seq) };
+    let made_by = |record: &OpRecord| -> Vec<Option<(String, String)>> {
+        let producers = record.producers.clone().expect("every input linked");
+        let names = producers
+            .into_iter()
+            .map(|seq| by_seq(seq).map(|p| (p.op.clone(), p.phase.clone())));
+        names.collect()
+    };
+    let forward = |step| {
+        records
+            .iter()
+            .filter(move |r| r.step == step && r.phase == "forward")
+    };
+    let exps: Vec<&OpRecord> = forward(0).filter(|r| r.op == "float_exp").collect();
+    assert_eq!(exps.len(), 4);
+    for exp in exps {
+        assert_eq!(
+            made_by(exp),
+            [Some(("float_mul_scalar".into(), "forward".into()))]
+        );
+    }
+    let matmul = |step| {
+        forward(step)
+            .find(|r| r.op == "float_matmul")
+            .expect("the matmul")
+    };
+    let from_data = Some(("float_from_data".to_string(), "-".to_string()));
+    assert_eq!(made_by(matmul(0)), [from_data.clone(), from_data.clone()]);
+    let updated = made_by(matmul(1));
+    assert_eq!(updated[0], from_data);
+    let (op, phase) = updated[1]
+        .clone()
+        .expect("the weight was made by the update");
+    assert_eq!((op.as_str(), phase.as_str()), ("float_sub", "optimizer"));
+}
+
 #[test]
 fn the_same_program_twice_is_bit_identical_op_by_op() {
     let _serial = serial();

@@ -136,14 +136,16 @@ impl<R: CubeRuntime> Optimization<ProfiledCubeRuntime<R>> for FusedBlock<R> {
                     .map(|shape| probe::Arg::Tensor(shape, None))
                     .collect()
             };
+            let wanted = probe::numerics_wanted(flags);
+            // Read before and after the block's guard: the reads are not the block's time.
+            let before = wanted.map(|wanted| block_numerics::inputs_before(io, context, wanted));
             {
                 let mut op = probe::op::<SyncBackend<R>>(self.op, flags, || Some(device), args);
                 op.counted_work(|| io.work(context));
                 self.run(context, execution);
             }
-            // Read after the block's guard ended: the reads are not the block's time.
-            if let Some(wanted) = probe::numerics_wanted(flags) {
-                block_numerics::record(&self.io, context, wanted);
+            if let (Some(wanted), Some(before)) = (wanted, before) {
+                block_numerics::record(&self.io, context, wanted, before);
             }
         });
     }

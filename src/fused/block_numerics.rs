@@ -3,11 +3,19 @@
 //! it with the same op of an unfused run; with the fingerprints of its outputs that left the
 //! block, read from the block's handles after it ran. An op whose outputs stayed in the
 //! block's registers is recorded with none: aligned, not compared.
+//!
+//! Each op's inputs are linked to the ops that made them: an earlier op of the block by its
+//! tensor's id, a tensor from outside the block by its fingerprint, read before the block ran
+//! (a block may write its outputs over its inputs).
+
+use std::collections::HashMap;
 
 use burn_cubecl::{CubeBackend, CubeRuntime};
 use burn_cubecl_fusion::CubeFusionHandle;
 use burn_fusion::stream::Context;
 use burn_ir::{BackendIr, TensorHandle, TensorId};
+use burn_profiled_core::numerics::Fingerprint;
+use burn_profiled_core::sinks::numerics::{Input, Source, Wanted};
 
 use super::block_io::BlockIo;
 use crate::op_numerics::{Held, Kind};
@@ -16,12 +24,43 @@ use crate::probe::{self, Op};
 /// The backend the block's tensors are read through: CubeCL reads a handle by its own dtype.
 type ReadBackend<R> = CubeBackend<R, f32, i32, u32>;
 
-/// Records the block's outputs, as `wanted` says, in the phase the block runs in.
+/// The fingerprints of the tensors the block reads from outside, by relative id, taken before
+/// it runs; none unless `wanted` asks for fingerprints.
+pub(super) fn inputs_before<R: CubeRuntime>(
+    io: &BlockIo,
+    context: &Context<CubeFusionHandle<R>>,
+    wanted: Wanted,
+) -> HashMap<TensorId, Fingerprint> {
+    let mut prints = HashMap::new();
+    if !wanted.fingerprints() {
+        return prints;
+    }
+    let mut written: Vec<TensorId> = Vec::new();
+    for op in io.op_tensors() {
+        for id in &op.inputs {
+            if written.contains(id) || prints.contains_key(id) {
+                continue;
+            }
+            let read = held(context, id).and_then(Held::read);
+            if let Some(print) = read.as_ref().and_then(crate::op_numerics::fingerprint) {
+                prints.insert(*id, print);
+            }
+        }
+        written.extend(&op.outputs);
+    }
+    prints
+}
+
+/// Records the block's outputs, as `wanted` says, in the phase the block runs in; `before`
+/// holds what [`inputs_before`] read.
 pub(super) fn record<R: CubeRuntime>(
     io: &BlockIo,
     context: &Context<CubeFusionHandle<R>>,
-    wanted: burn_profiled_core::sinks::numerics::Wanted,
+    wanted: Wanted,
+    mut before: HashMap<TensorId, Fingerprint>,
 ) {
+    // The record that made each tensor the block wrote, by relative id.
+    let mut made_by: HashMap<TensorId, u64> = HashMap::new();
     for op in io.op_tensors() {
         // (A tensor dropped is IR, not a backend op.)
         if op.table_name.is_empty() || op.table_name == "drop" {
@@ -32,19 +71,34 @@ pub(super) fn record<R: CubeRuntime>(
             .iter()
             .filter_map(|id| held(context, id))
             .collect();
-        let inputs: Vec<_> = op
-            .inputs
-            .iter()
-            .filter_map(|id| held(context, id))
-            .collect();
-        let input_shapes = op
-            .inputs
-            .iter()
-            .filter_map(|id| context.tensors.get(id))
-            .map(|tensor| tensor.shape.as_slice().to_vec())
-            .collect();
+        let held_inputs: Vec<_> = match wanted.check_finite() {
+            true => op
+                .inputs
+                .iter()
+                .filter_map(|id| held(context, id))
+                .collect(),
+            false => Vec::new(),
+        };
+        let inputs = op.inputs.iter().filter_map(|id| {
+            let source = match made_by.get(id) {
+                Some(seq) => Source::Record(*seq),
+                None => before
+                    .get(id)
+                    .cloned()
+                    .map_or(Source::Unknown, Source::Content),
+            };
+            let tensor = context.tensors.get(id)?;
+            let shape = tensor.shape.as_slice().to_vec();
+            Some(Input { shape, source })
+        });
+        let inputs = inputs.collect();
         let name = Op::named(&op.table_name);
-        probe::record_numerics((name, 0, true), wanted, (input_shapes, inputs), outputs);
+        let seq = probe::record_numerics((name, 0, true), wanted, (inputs, held_inputs), outputs);
+        for id in &op.outputs {
+            made_by.extend(seq.map(|seq| (*id, seq)));
+            // A tensor written again in the block is no longer what was read before it.
+            before.remove(id);
+        }
     }
 }
 

@@ -173,6 +173,24 @@ impl Fingerprint {
         self.sum_squares.sqrt()
     }
 
+    /// A hash of every statistic, bit for bit: equal for two [`bit_equal`](Self::bit_equal)
+    /// fingerprints. A run links an op's input to the latest op whose output had the same
+    /// ([`OpRecord::producers`](super::OpRecord::producers)).
+    pub fn content_key(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut hasher = rustc_hash::FxHasher::default();
+        self.dtype.hash(&mut hasher);
+        self.shape.hash(&mut hasher);
+        (self.elements, self.nan, self.pos_inf, self.neg_inf).hash(&mut hasher);
+        [self.min, self.max]
+            .map(|x| x.map(f64::to_bits))
+            .hash(&mut hasher);
+        [self.sum, self.sum_squares, self.sum_abs, self.weighted_sum]
+            .map(f64::to_bits)
+            .hash(&mut hasher);
+        hasher.finish()
+    }
+
     /// Whether every statistic of `self` and `other` is the same, bit for bit.
     pub fn bit_equal(&self, other: &Self) -> bool {
         let bits = |x: Option<f64>| x.map(f64::to_bits);

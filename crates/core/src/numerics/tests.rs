@@ -473,3 +473,161 @@ fn ops_of_one_name_on_inputs_of_other_shapes_are_not_aligned() {
     assert_eq!(comparison.alignment.pairs, [(1, 0)]);
     assert_eq!(comparison.alignment.only_reference, [0]);
 }
+
+/// A backward pass may run two branches in the other order: the reshapes of two matmuls'
+/// outputs, same name and shapes, swapped. Aligned in order they would pair each with the
+/// other's and report a divergence (seen on an H200, fused against unfused); linked to their
+/// producers they pair with their own, and the runs agree.
+#[test]
+fn ops_swapped_in_order_are_paired_by_the_ops_that_made_their_inputs() {
+    let record = |seq, op: &str, producer: Option<u64>, value: f32| OpRecord {
+        seq,
+        step: 0,
+        thread: "main".into(),
+        op: op.into(),
+        phase: "backward".into(),
+        call_site: None,
+        input_shapes: vec![vec![4, 4]],
+        producers: Some(vec![producer]),
+        outputs: vec![Fingerprint::of(&[value; 16], &[16])],
+    };
+    let reference = [
+        record(0, "float_matmul", None, 1.0),
+        record(1, "float_matmul", None, 2.0),
+        record(2, "float_reshape", Some(0), 1.0),
+        record(3, "float_reshape", Some(1), 2.0),
+        record(4, "float_add", Some(2), 3.0),
+    ];
+    let current = [
+        record(10, "float_matmul", None, 1.0),
+        record(11, "float_matmul", None, 2.0),
+        record(12, "float_reshape", Some(11), 2.0),
+        record(13, "float_reshape", Some(10), 1.0),
+        record(14, "float_add", Some(13), 3.0),
+    ];
+    let comparison = compare(&reference, &current, Tolerance::default());
+    assert_eq!(
+        comparison.alignment.pairs,
+        [(0, 0), (1, 1), (2, 3), (3, 2), (4, 4)]
+    );
+    assert!(comparison.alignment.only_reference.is_empty());
+    assert!(comparison.agrees(), "{:?}", comparison.culprit);
+    // Unlinked, the same records are paired in order, and diverge.
+    let unlinked = |records: &[OpRecord]| -> Vec<OpRecord> {
+        let strip = |record: &OpRecord| OpRecord {
+            producers: None,
+            ..record.clone()
+        };
+        records.iter().map(strip).collect()
+    };
+    let blind = compare(
+        &unlinked(&reference),
+        &unlinked(&current),
+        Tolerance::default(),
+    );
+    assert!(!blind.agrees());
+}
+
+/// A pair in order whose inputs came from ops paired with others is refused, even where no
+/// producer-matched partner exists: unaligned, not a divergence.
+#[test]
+fn a_pair_whose_producers_are_paired_elsewhere_is_refused() {
+    let record = |seq, op: &str, producers: Vec<Option<u64>>, value: f32| OpRecord {
+        seq,
+        step: 0,
+        thread: "main".into(),
+        op: op.into(),
+        phase: "forward".into(),
+        call_site: None,
+        input_shapes: vec![vec![2]; producers.len()],
+        producers: Some(producers),
+        outputs: vec![Fingerprint::of(&[value; 2], &[2])],
+    };
+    let reference = [
+        record(0, "float_exp", vec![None], 1.0),
+        record(1, "float_log", vec![None], 2.0),
+        record(2, "float_neg", vec![Some(0)], 3.0),
+    ];
+    let current = [
+        record(0, "float_exp", vec![None], 1.0),
+        record(1, "float_log", vec![None], 2.0),
+        record(2, "float_neg", vec![Some(1)], 5.0),
+    ];
+    let alignment = align(&reference, &current);
+    assert_eq!(alignment.pairs, [(0, 0), (1, 1)]);
+    assert_eq!(
+        (alignment.only_reference, alignment.only_current),
+        (vec![2], vec![2])
+    );
+}
+
+/// Ops without tensor inputs (`float_ones`, `float_zeros`) are told apart by what they made:
+/// the gradient's seed of shape [1] is not the ones of shape [4, 8] (seen on lavapipe, fused
+/// against unfused, once producers split the alignment).
+#[test]
+fn ops_without_inputs_are_aligned_by_the_shapes_they_made() {
+    let ones = |seq, shape: &[usize]| OpRecord {
+        seq,
+        step: 0,
+        thread: "main".into(),
+        op: "float_ones".into(),
+        phase: "backward".into(),
+        call_site: None,
+        input_shapes: Vec::new(),
+        producers: Some(Vec::new()),
+        outputs: vec![Fingerprint::of(
+            &vec![1.0f32; shape.iter().product()],
+            shape,
+        )],
+    };
+    let alignment = align(&[ones(0, &[4, 8]), ones(1, &[1])], &[ones(0, &[1])]);
+    assert_eq!(alignment.pairs, [(1, 0)]);
+}
+
+/// Fusion runs some ops under other names (`linear_weight_backward` as a `matmul`), and in
+/// another order. Two projections of one input, each scaled: in order, the first scale would
+/// pair with the second's and diverge; by their nearest paired ancestors (the input and each
+/// projection's own gradient) each pairs with its own, through the renamed op (seen on
+/// lavapipe, the train example fused against unfused: 40 false divergences before).
+#[test]
+fn ops_after_a_renamed_op_are_paired_by_the_ops_before_it() {
+    let record = |seq, op: &str, producers: &[u64], value: f32| OpRecord {
+        seq,
+        step: 0,
+        thread: "main".into(),
+        op: op.into(),
+        phase: "backward".into(),
+        call_site: None,
+        input_shapes: vec![vec![4]; producers.len()],
+        producers: Some(producers.iter().map(|&seq| Some(seq)).collect()),
+        outputs: vec![Fingerprint::of(&[value; 4], &[4])],
+    };
+    let inputs = |_: ()| {
+        vec![
+            record(0, "float_from_data", &[], 1.0),
+            record(1, "float_from_data", &[], 2.0),
+            record(2, "float_from_data", &[], 3.0),
+        ]
+    };
+    let mut reference = inputs(());
+    reference.extend([
+        record(3, "linear_weight_backward", &[0, 1], 4.0),
+        record(4, "linear_weight_backward", &[0, 2], 5.0),
+        record(5, "float_mul_scalar", &[3], 6.0),
+        record(6, "float_mul_scalar", &[4], 7.0),
+    ]);
+    let mut current = inputs(());
+    current.extend([
+        record(3, "float_matmul", &[0, 2], 5.0),
+        record(4, "float_matmul", &[0, 1], 4.0),
+        record(5, "float_mul_scalar", &[3], 7.0),
+        record(6, "float_mul_scalar", &[4], 6.0),
+    ]);
+    let comparison = compare(&reference, &current, Tolerance::default());
+    assert!(comparison.agrees(), "{:?}", comparison.culprit);
+    assert_eq!(
+        comparison.alignment.pairs,
+        [(0, 0), (1, 1), (2, 2), (5, 6), (6, 5)]
+    );
+    assert_eq!(comparison.alignment.only_reference, [3, 4]);
+}

@@ -9,6 +9,8 @@
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Mutex, PoisonError};
 
+use rustc_hash::FxHashMap;
+
 use crate::call_sites;
 use crate::config::{CheckFinite, NumericsSection};
 use crate::context::op::Op;
@@ -34,6 +36,30 @@ struct State {
     non_finite: Option<NonFinite>,
     /// The first non-finite op's inputs, as read (a reproduction of the op).
     non_finite_inputs: Vec<Array>,
+    /// By [`Fingerprint::content_key`], the latest record whose output it was.
+    made_by: FxHashMap<u64, u64>,
+}
+
+/// One tensor input of a recorded op: its shape, and what tells which op made it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Input {
+    /// Its shape.
+    pub shape: Vec<usize>,
+    /// Where it came from.
+    pub source: Source,
+}
+
+/// What tells which recorded op made an input.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Source {
+    /// Its fingerprint: it was made by the latest recorded op whose output had the same one,
+    /// or by no recorded op (a parameter, the data) when none had.
+    Content(Fingerprint),
+    /// The record (its `seq`) that made it, as the edition knows it (an earlier op of the same
+    /// fused block, whose output stayed in registers).
+    Record(u64),
+    /// Not read: the op's record links none of its inputs.
+    Unknown,
 }
 
 /// A record as it is kept while the run goes on: names and call sites resolved at the end.
@@ -45,6 +71,7 @@ struct Recorded {
     phase: u32,
     stack: u32,
     input_shapes: Vec<Vec<usize>>,
+    producers: Option<Vec<Option<u64>>>,
     outputs: Vec<Fingerprint>,
 }
 
@@ -86,6 +113,7 @@ pub fn start(config: NumericsSection) {
         records: Vec::new(),
         non_finite: None,
         non_finite_inputs: Vec::new(),
+        made_by: FxHashMap::default(),
     });
     publish(state.as_ref());
     switches::set(NUMERICS, true);
@@ -118,29 +146,30 @@ fn publish(state: Option<&State>) {
     WANTED.store(wanted, Ordering::Relaxed);
 }
 
-/// One call of `op` returned `outputs` (their fingerprints, in order) from inputs of
-/// `input_shapes`; `inputs` gives the inputs' fingerprints and their data (where it could be
-/// kept), asked for only when this is the first op whose outputs are not finite. `stack` is
-/// the op's call stack ([`call_sites::capture`], 0 without).
+/// One call of `op` returned `outputs` (their fingerprints, in order) from `inputs`;
+/// `read_inputs` gives the inputs' fingerprints and their data (where it could be kept),
+/// asked for only when this is the first op whose outputs are not finite. `stack` is the op's
+/// call stack ([`call_sites::capture`], 0 without). Returns the record's `seq`, `None` when
+/// nothing is recording.
+///
+/// The record links its inputs to their producers when every input's [`Source`] is known.
 pub fn record(
     op: &'static Op,
     stack: u32,
-    input_shapes: Vec<Vec<usize>>,
+    inputs: Vec<Input>,
     outputs: Vec<Fingerprint>,
-    inputs: impl FnOnce() -> Vec<(Fingerprint, Option<Array>)>,
-) {
+    read_inputs: impl FnOnce() -> Vec<(Fingerprint, Option<Array>)>,
+) -> Option<u64> {
     let wanted = wanted();
     let made_non_finite = wanted.check_finite() && !outputs.iter().all(Fingerprint::is_finite);
     let phase = phase::current();
     let thread = thread_name();
-    let inputs = made_non_finite.then(inputs);
+    let read = made_non_finite.then(read_inputs);
     let mut guard = STATE.lock().unwrap_or_else(PoisonError::into_inner);
-    let Some(state) = guard.as_mut() else {
-        return;
-    };
+    let state = guard.as_mut()?;
     let seq = state.next_seq;
     state.next_seq += 1;
-    if let Some(read) = inputs
+    if let Some(read) = read
         && state.non_finite.is_none()
     {
         let (inputs, arrays): (Vec<Fingerprint>, Vec<Option<Array>>) = read.into_iter().unzip();
@@ -163,6 +192,10 @@ pub fn record(
         state.non_finite = Some(found);
     }
     if wanted.fingerprints() {
+        let producers = state.producers(&inputs);
+        for output in &outputs {
+            state.made_by.insert(output.content_key(), seq);
+        }
         state.records.push(Recorded {
             seq,
             step: state.step,
@@ -170,11 +203,25 @@ pub fn record(
             op,
             phase,
             stack,
-            input_shapes,
+            input_shapes: inputs.into_iter().map(|input| input.shape).collect(),
+            producers,
             outputs,
         });
     }
     publish(guard.as_ref());
+    Some(seq)
+}
+
+impl State {
+    /// The records that made `inputs`, when every input's source is known.
+    fn producers(&self, inputs: &[Input]) -> Option<Vec<Option<u64>>> {
+        let producer = |input: &Input| match &input.source {
+            Source::Content(print) => Some(self.made_by.get(&print.content_key()).copied()),
+            Source::Record(seq) => Some(Some(*seq)),
+            Source::Unknown => None,
+        };
+        inputs.iter().map(producer).collect()
+    }
 }
 
 /// The first op that made a NaN or an Inf, when `check_finite = "stop"` asks the run to stop
@@ -219,7 +266,7 @@ pub fn stop() -> NumericsRun {
             phase: phase_name(recorded.phase, recorded.stack),
             call_site: call_sites::call_site(recorded.stack).map(|site| site.to_string()),
             input_shapes: recorded.input_shapes,
-            producers: None,
+            producers: recorded.producers,
             outputs: recorded.outputs,
         })
         .collect();
@@ -250,6 +297,55 @@ fn thread_name() -> String {
 mod tests {
     use super::*;
 
+    fn unknown(shape: Vec<usize>) -> Input {
+        Input {
+            shape,
+            source: Source::Unknown,
+        }
+    }
+
+    /// An input is linked to the latest op whose output had its fingerprint, to no op when
+    /// none had (a parameter), or to the record the edition names; one unread input leaves
+    /// the record unlinked.
+    #[test]
+    fn inputs_are_linked_to_the_latest_op_whose_output_they_were() {
+        let _serial = crate::sinks::TEST_SERIAL
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        start(config(CheckFinite::Off, None));
+        let print = |x: f32| Fingerprint::of(&[x, 1.0], &[2]);
+        let content = |x: f32| Input {
+            shape: vec![2],
+            source: Source::Content(print(x)),
+        };
+        let op = Op::named("float_exp");
+        let made = |inputs, output: f32| record(op, 0, inputs, vec![print(output)], Vec::new);
+        let first = made(vec![content(1.0)], 2.0).expect("recording");
+        let second = made(vec![content(2.0)], 3.0).expect("recording");
+        // A second op made the same tensor: its consumers read the latest.
+        let again = made(vec![content(2.0)], 3.0).expect("recording");
+        made(vec![content(3.0), content(9.0)], 4.0);
+        let linked = Input {
+            shape: vec![2],
+            source: Source::Record(first),
+        };
+        made(vec![linked], 5.0);
+        made(vec![content(1.0), unknown(vec![2])], 6.0);
+        let producers: Vec<_> = stop().records.into_iter().map(|r| r.producers).collect();
+        assert_eq!(
+            producers,
+            [
+                Some(vec![None]),
+                Some(vec![Some(first)]),
+                Some(vec![Some(first)]),
+                Some(vec![Some(again), None]),
+                Some(vec![Some(first)]),
+                None,
+            ]
+        );
+        assert_ne!(second, again);
+    }
+
     fn config(check_finite: CheckFinite, steps: Option<[u64; 2]>) -> NumericsSection {
         NumericsSection {
             fingerprints: true,
@@ -272,7 +368,7 @@ mod tests {
                 record(
                     exp,
                     0,
-                    vec![vec![2]],
+                    vec![unknown(vec![2])],
                     vec![Fingerprint::of(&[1.0f32, 2.0], &[2])],
                     Vec::new,
                 );
@@ -300,7 +396,7 @@ mod tests {
         record(
             log,
             0,
-            vec![vec![1]],
+            vec![unknown(vec![1])],
             finite(),
             || -> Vec<(Fingerprint, Option<Array>)> { panic!("finite outputs: inputs not asked") },
         );
@@ -309,7 +405,7 @@ mod tests {
         record(
             log,
             0,
-            vec![vec![1]],
+            vec![unknown(vec![1])],
             vec![Fingerprint::of(&[f32::NAN], &[1])],
             || {
                 let input = Array::from_values(&[1], &[-1.0f32]).ok();
