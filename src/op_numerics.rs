@@ -2,9 +2,13 @@
 //! `B`'s primitives and read to the host for their fingerprints
 //! ([`burn_profiled_core::numerics`]).
 //!
-//! The op table's macro collects them with `(&&&Tensors(&value)).hold::<B>(&mut held)`: a
+//! The op table's macro collects them with `(&&&Tensors(&value)).hold::<B>(&mut seen)`: a
 //! tensor primitive, a pair of them, or a struct holding them (pooling's outputs with
 //! indices); anything else holds nothing.
+//!
+//! Each tensor seen gets an identity where the backend lets one be had without reading the
+//! tensor ([`identity`]: NdArray's buffer, shape and strides), which links an op's input to
+//! the op that made it; elsewhere the input is read and linked by its fingerprint.
 
 use std::any::Any;
 
@@ -39,6 +43,79 @@ impl Kind {
             _ => Kind::Int,
         }
     }
+}
+
+/// The tensors of an op's arguments or of its result, as collected.
+pub(crate) struct Seen<B: Backend> {
+    /// Each tensor's shape, in order.
+    pub(crate) shapes: Vec<Vec<usize>>,
+    /// Each tensor's identity, where [`identity`] knows one.
+    pub(crate) identities: Vec<Option<u64>>,
+    /// Each tensor, kept to be read.
+    pub(crate) held: Vec<Held<B>>,
+}
+
+impl<B: Backend> Default for Seen<B> {
+    fn default() -> Self {
+        Seen {
+            shapes: Vec::new(),
+            identities: Vec::new(),
+            held: Vec::new(),
+        }
+    }
+}
+
+impl<B: Backend> Seen<B> {
+    fn add<T: TensorMetadata + 'static>(&mut self, tensor: &T) {
+        if let Some(held) = Held::of(tensor) {
+            self.shapes.push(held.shape());
+            self.identities.push(identity(tensor));
+            self.held.push(held);
+        }
+    }
+
+    /// Tensors without identities, as a fused block reads them.
+    pub(crate) fn unidentified(held: Vec<Held<B>>) -> Self {
+        Seen {
+            shapes: held.iter().map(Held::shape).collect(),
+            identities: vec![None; held.len()],
+            held,
+        }
+    }
+
+    /// Whether every tensor has an identity.
+    pub(crate) fn all_identified(&self) -> bool {
+        self.identities.iter().all(Option::is_some)
+    }
+}
+
+/// A key that stays the same for one tensor while it lives and differs between tensors alive
+/// at once, where the backend gives one without reading the tensor: NdArray's buffer address,
+/// shape and strides (a view of another tensor's buffer differs in them). `None` elsewhere.
+#[cfg(feature = "ndarray")]
+fn identity<T: 'static>(tensor: &T) -> Option<u64> {
+    use burn::backend::ndarray::NdArrayTensor;
+    use std::hash::{Hash, Hasher};
+    let tensor = (tensor as &dyn Any).downcast_ref::<NdArrayTensor>()?;
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    macro_rules! key {
+        ($($variant:ident),*) => {
+            match tensor {
+                $(NdArrayTensor::$variant(storage) => {
+                    let view = storage.view();
+                    (stringify!($variant), view.as_ptr() as usize, view.shape(), view.strides())
+                        .hash(&mut hasher);
+                })*
+            }
+        };
+    }
+    key!(F64, F32, I64, I32, I16, I8, U64, U32, U16, U8, Bool);
+    Some(hasher.finish())
+}
+
+#[cfg(not(feature = "ndarray"))]
+fn identity<T: 'static>(_tensor: &T) -> Option<u64> {
+    None
 }
 
 impl<B: Backend> Held<B> {
@@ -154,49 +231,49 @@ pub(crate) fn finite(data: &TensorData) -> bool {
 pub(crate) struct Tensors<'a, T>(pub(crate) &'a T);
 
 pub(crate) trait TensorOf {
-    fn hold<B: Backend>(&self, held: &mut Vec<Held<B>>);
+    fn hold<B: Backend>(&self, seen: &mut Seen<B>);
 }
 
 impl<T: TensorMetadata + 'static> TensorOf for &&Tensors<'_, T> {
-    fn hold<B: Backend>(&self, held: &mut Vec<Held<B>>) {
-        held.extend(Held::of(self.0));
+    fn hold<B: Backend>(&self, seen: &mut Seen<B>) {
+        seen.add(self.0);
     }
 }
 
 /// The second level: values that hold tensors.
 pub(crate) trait TensorsIn {
-    fn hold<B: Backend>(&self, held: &mut Vec<Held<B>>);
+    fn hold<B: Backend>(&self, seen: &mut Seen<B>);
 }
 
 impl<T: TensorMetadata + 'static, U: TensorMetadata + 'static> TensorsIn for &Tensors<'_, (T, U)> {
-    fn hold<B: Backend>(&self, held: &mut Vec<Held<B>>) {
-        held.extend(Held::of(&self.0.0));
-        held.extend(Held::of(&self.0.1));
+    fn hold<B: Backend>(&self, seen: &mut Seen<B>) {
+        seen.add(&self.0.0);
+        seen.add(&self.0.1);
     }
 }
 
 impl<X: Backend> TensorsIn for &Tensors<'_, MaxPool2dWithIndices<X>> {
-    fn hold<B: Backend>(&self, held: &mut Vec<Held<B>>) {
-        held.extend(Held::of(&self.0.output));
-        held.extend(Held::of(&self.0.indices));
+    fn hold<B: Backend>(&self, seen: &mut Seen<B>) {
+        seen.add(&self.0.output);
+        seen.add(&self.0.indices);
     }
 }
 
 impl<X: Backend> TensorsIn for &Tensors<'_, MaxPool1dWithIndices<X>> {
-    fn hold<B: Backend>(&self, held: &mut Vec<Held<B>>) {
-        held.extend(Held::of(&self.0.output));
-        held.extend(Held::of(&self.0.indices));
+    fn hold<B: Backend>(&self, seen: &mut Seen<B>) {
+        seen.add(&self.0.output);
+        seen.add(&self.0.indices);
     }
 }
 
 impl<T: TensorMetadata + 'static> TensorsIn for &Tensors<'_, Vec<T>> {
-    fn hold<B: Backend>(&self, held: &mut Vec<Held<B>>) {
-        held.extend(self.0.iter().filter_map(Held::of));
+    fn hold<B: Backend>(&self, seen: &mut Seen<B>) {
+        self.0.iter().for_each(|tensor| seen.add(tensor));
     }
 }
 
 pub(crate) trait NoTensor {
-    fn hold<B: Backend>(&self, _held: &mut Vec<Held<B>>) {}
+    fn hold<B: Backend>(&self, _seen: &mut Seen<B>) {}
 }
 
 impl<T> NoTensor for Tensors<'_, T> {}

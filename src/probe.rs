@@ -37,7 +37,7 @@ use crate::context::switches::{
     self, DEVICE, Flags, NUMERICS, OBSERVE, QUEUED, RANGES, SHAPES, STATS, SYNC, TRACE,
 };
 use crate::context::{attached, clock, phase};
-use crate::op_numerics::Held;
+use crate::op_numerics::{Held, Seen};
 use crate::sinks::observers::{self, Observers};
 use crate::sinks::{device_time, numerics, op_ranges, stats, trace};
 
@@ -193,12 +193,13 @@ impl<B: Backend> OpGuard<B> {
 }
 
 /// What an op under the `NUMERICS` switch keeps from its start: what it is read for, and its
-/// inputs (read for their fingerprints, which link the op to the ops that made them, or when
-/// its output is the first that is not finite). Holding them keeps the op from writing over
-/// an input in place.
+/// inputs: their identities, and the inputs themselves where they are to be read (for the
+/// fingerprints that link the op to the ops that made them, where they have no identity, or
+/// when its output is the first that is not finite). Holding an input keeps the op from
+/// writing over it in place.
 pub(crate) struct NumericsAtStart<B: Backend> {
     wanted: numerics::Wanted,
-    inputs: Vec<Held<B>>,
+    inputs: Seen<B>,
 }
 
 /// The start of an op's numerics under `flags`: `inputs` is called only when its outputs are
@@ -206,7 +207,7 @@ pub(crate) struct NumericsAtStart<B: Backend> {
 #[inline(always)]
 pub(crate) fn numerics_start<B: Backend>(
     flags: Flags,
-    inputs: impl FnOnce() -> Vec<Held<B>>,
+    inputs: impl FnOnce() -> Seen<B>,
 ) -> Option<NumericsAtStart<B>> {
     if flags & NUMERICS == 0 {
         return None;
@@ -215,10 +216,12 @@ pub(crate) fn numerics_start<B: Backend>(
     if !wanted.any() {
         return None;
     }
-    Some(NumericsAtStart {
-        wanted,
-        inputs: inputs(),
-    })
+    let mut inputs = inputs();
+    if !wanted.check_finite() && inputs.all_identified() {
+        // Let go before the op runs: it may write over an input it alone holds.
+        inputs.held.clear();
+    }
+    Some(NumericsAtStart { wanted, inputs })
 }
 
 /// The end of an op's numerics: its outputs read, fingerprinted or checked, and handed to the
@@ -227,29 +230,39 @@ pub(crate) fn numerics_start<B: Backend>(
 pub(crate) fn numerics_end<B: Backend>(
     op: &'static Op,
     start: Option<NumericsAtStart<B>>,
-    outputs: impl FnOnce() -> Vec<Held<B>>,
+    outputs: impl FnOnce() -> Seen<B>,
 ) {
     let Some(start) = start else {
         return;
     };
     let NumericsAtStart { wanted, inputs } = start;
     let stack = call_sites::capture();
-    let linked = inputs.iter().map(|held| {
-        let source = match wanted.fingerprints() {
-            true => held
-                .clone()
-                .read()
-                .as_ref()
-                .and_then(crate::op_numerics::fingerprint),
-            false => None,
-        };
-        numerics::Input {
-            shape: held.shape(),
-            source: source.map_or(numerics::Source::Unknown, numerics::Source::Content),
-        }
-    });
-    let linked = linked.collect();
-    record_numerics((op, stack, false), wanted, (linked, inputs), outputs());
+    let sources: Vec<numerics::Source> = match inputs.all_identified() {
+        true => inputs
+            .identities
+            .iter()
+            .flatten()
+            .copied()
+            .map(numerics::Source::Identity)
+            .collect(),
+        false => inputs
+            .held
+            .iter()
+            .map(|held| {
+                let read = || held.clone().read();
+                let print = wanted.fingerprints().then(read).flatten();
+                match print.as_ref().and_then(crate::op_numerics::fingerprint) {
+                    Some(print) => numerics::Source::Content(print),
+                    None => numerics::Source::Unknown,
+                }
+            })
+            .collect(),
+    };
+    let linked = inputs.shapes.into_iter().zip(sources);
+    let linked = linked
+        .map(|(shape, source)| numerics::Input { shape, source })
+        .collect();
+    record_numerics((op, stack, false), wanted, (linked, inputs.held), outputs());
 }
 
 /// What `[numerics]` wants of the ops running now under `flags`, when anything (a fused
@@ -268,8 +281,10 @@ pub(crate) fn record_numerics<B: Backend>(
     (op, stack, unobserved): (&'static Op, u32, bool),
     wanted: numerics::Wanted,
     (inputs, held): (Vec<numerics::Input>, Vec<Held<B>>),
-    outputs: Vec<Held<B>>,
+    outputs: Seen<B>,
 ) -> Option<u64> {
+    let identities: Vec<u64> = outputs.identities.iter().flatten().copied().collect();
+    let outputs = outputs.held;
     // Checked only: one number read per output (its sum), the data only when it is not
     // finite.
     if !wanted.fingerprints() && outputs.iter().all(Held::sum_is_finite) {
@@ -285,7 +300,7 @@ pub(crate) fn record_numerics<B: Backend>(
         .iter()
         .filter_map(crate::op_numerics::fingerprint)
         .collect();
-    numerics::record(op, stack, inputs, prints, || {
+    numerics::record(op, stack, inputs, (prints, identities), || {
         let read = held.into_iter().filter_map(Held::read);
         read.filter_map(|data| {
             let print = crate::op_numerics::fingerprint(&data)?;

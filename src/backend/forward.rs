@@ -91,9 +91,9 @@ macro_rules! forward_call {
         #[allow(unused_imports)]
         use $crate::op_numerics::{NoTensor as _, TensorOf as _, TensorsIn as _};
         let numerics = $crate::probe::numerics_start::<$b>($flags, || {
-            let mut held = Vec::new();
-            $( (&&&$crate::op_numerics::Tensors(&$arg)).hold::<$b>(&mut held); )*
-            held
+            let mut seen = $crate::op_numerics::Seen::default();
+            $( (&&&$crate::op_numerics::Tensors(&$arg)).hold::<$b>(&mut seen); )*
+            seen
         });
         let out = {
             let mut _op = $crate::probe::op::<$b>(
@@ -112,9 +112,9 @@ macro_rules! forward_call {
         };
         // Read after the op's guard ended: the reads are not the op's time.
         $crate::probe::numerics_end::<$b>(&$op, numerics, || {
-            let mut held = Vec::new();
-            (&&&$crate::op_numerics::Tensors(&out)).hold::<$b>(&mut held);
-            held
+            let mut seen = $crate::op_numerics::Seen::default();
+            (&&&$crate::op_numerics::Tensors(&out)).hold::<$b>(&mut seen);
+            seen
         });
         out
     }};

@@ -18,7 +18,7 @@ use burn_profiled_core::numerics::Fingerprint;
 use burn_profiled_core::sinks::numerics::{Input, Source, Wanted};
 
 use super::block_io::BlockIo;
-use crate::op_numerics::{Held, Kind};
+use crate::op_numerics::{Held, Kind, Seen};
 use crate::probe::{self, Op};
 
 /// The backend the block's tensors are read through: CubeCL reads a handle by its own dtype.
@@ -93,6 +93,7 @@ pub(super) fn record<R: CubeRuntime>(
         });
         let inputs = inputs.collect();
         let name = Op::named(&op.table_name);
+        let outputs = Seen::unidentified(outputs);
         let seq = probe::record_numerics((name, 0, true), wanted, (inputs, held_inputs), outputs);
         for id in &op.outputs {
             made_by.extend(seq.map(|seq| (*id, seq)));

@@ -38,6 +38,8 @@ struct State {
     non_finite_inputs: Vec<Array>,
     /// By [`Fingerprint::content_key`], the latest record whose output it was.
     made_by: FxHashMap<u64, u64>,
+    /// By the identity the edition gave it, the latest record whose output it was.
+    made_by_identity: FxHashMap<u64, u64>,
 }
 
 /// One tensor input of a recorded op: its shape, and what tells which op made it.
@@ -55,6 +57,10 @@ pub enum Source {
     /// Its fingerprint: it was made by the latest recorded op whose output had the same one,
     /// or by no recorded op (a parameter, the data) when none had.
     Content(Fingerprint),
+    /// Its identity, as the edition knows tensors apart without reading them (NdArray's
+    /// buffer, shape and strides): made by the latest recorded op whose output had it, or by
+    /// none.
+    Identity(u64),
     /// The record (its `seq`) that made it, as the edition knows it (an earlier op of the same
     /// fused block, whose output stayed in registers).
     Record(u64),
@@ -114,6 +120,7 @@ pub fn start(config: NumericsSection) {
         non_finite: None,
         non_finite_inputs: Vec::new(),
         made_by: FxHashMap::default(),
+        made_by_identity: FxHashMap::default(),
     });
     publish(state.as_ref());
     switches::set(NUMERICS, true);
@@ -146,7 +153,8 @@ fn publish(state: Option<&State>) {
     WANTED.store(wanted, Ordering::Relaxed);
 }
 
-/// One call of `op` returned `outputs` (their fingerprints, in order) from `inputs`;
+/// One call of `op` returned `outputs` (their fingerprints, in order, and the identities the
+/// edition gave them, if any) from `inputs`;
 /// `read_inputs` gives the inputs' fingerprints and their data (where it could be kept),
 /// asked for only when this is the first op whose outputs are not finite. `stack` is the op's
 /// call stack ([`call_sites::capture`], 0 without). Returns the record's `seq`, `None` when
@@ -157,7 +165,7 @@ pub fn record(
     op: &'static Op,
     stack: u32,
     inputs: Vec<Input>,
-    outputs: Vec<Fingerprint>,
+    (outputs, identities): (Vec<Fingerprint>, Vec<u64>),
     read_inputs: impl FnOnce() -> Vec<(Fingerprint, Option<Array>)>,
 ) -> Option<u64> {
     let wanted = wanted();
@@ -196,6 +204,9 @@ pub fn record(
         for output in &outputs {
             state.made_by.insert(output.content_key(), seq);
         }
+        for identity in identities {
+            state.made_by_identity.insert(identity, seq);
+        }
         state.records.push(Recorded {
             seq,
             step: state.step,
@@ -217,6 +228,7 @@ impl State {
     fn producers(&self, inputs: &[Input]) -> Option<Vec<Option<u64>>> {
         let producer = |input: &Input| match &input.source {
             Source::Content(print) => Some(self.made_by.get(&print.content_key()).copied()),
+            Source::Identity(identity) => Some(self.made_by_identity.get(identity).copied()),
             Source::Record(seq) => Some(Some(*seq)),
             Source::Unknown => None,
         };
@@ -319,7 +331,9 @@ mod tests {
             source: Source::Content(print(x)),
         };
         let op = Op::named("float_exp");
-        let made = |inputs, output: f32| record(op, 0, inputs, vec![print(output)], Vec::new);
+        let made = |inputs, output: f32| {
+            record(op, 0, inputs, (vec![print(output)], Vec::new()), Vec::new)
+        };
         let first = made(vec![content(1.0)], 2.0).expect("recording");
         let second = made(vec![content(2.0)], 3.0).expect("recording");
         // A second op made the same tensor: its consumers read the latest.
@@ -331,6 +345,17 @@ mod tests {
         };
         made(vec![linked], 5.0);
         made(vec![content(1.0), unknown(vec![2])], 6.0);
+        // Identities, where the edition has them, link without reading.
+        let identified = record(op, 0, Vec::new(), (vec![print(7.0)], vec![77]), Vec::new);
+        let by_identity = Input {
+            shape: vec![2],
+            source: Source::Identity(77),
+        };
+        let unseen = Input {
+            shape: vec![2],
+            source: Source::Identity(78),
+        };
+        made(vec![by_identity, unseen], 8.0);
         let producers: Vec<_> = stop().records.into_iter().map(|r| r.producers).collect();
         assert_eq!(
             producers,
@@ -341,6 +366,8 @@ mod tests {
                 Some(vec![Some(again), None]),
                 Some(vec![Some(first)]),
                 None,
+                Some(Vec::new()),
+                Some(vec![identified, None]),
             ]
         );
         assert_ne!(second, again);
@@ -369,7 +396,7 @@ mod tests {
                     exp,
                     0,
                     vec![unknown(vec![2])],
-                    vec![Fingerprint::of(&[1.0f32, 2.0], &[2])],
+                    (vec![Fingerprint::of(&[1.0f32, 2.0], &[2])], Vec::new()),
                     Vec::new,
                 );
             }
@@ -397,7 +424,7 @@ mod tests {
             log,
             0,
             vec![unknown(vec![1])],
-            finite(),
+            (finite(), Vec::new()),
             || -> Vec<(Fingerprint, Option<Array>)> { panic!("finite outputs: inputs not asked") },
         );
         assert_eq!(stop_asked(), None);
@@ -406,7 +433,7 @@ mod tests {
             log,
             0,
             vec![unknown(vec![1])],
-            vec![Fingerprint::of(&[f32::NAN], &[1])],
+            (vec![Fingerprint::of(&[f32::NAN], &[1])], Vec::new()),
             || {
                 let input = Array::from_values(&[1], &[-1.0f32]).ok();
                 vec![(Fingerprint::of(&[-1.0f32], &[1]), input)]
