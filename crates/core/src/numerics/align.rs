@@ -13,7 +13,9 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use rustc_hash::{FxHashMap as HashMap, FxHashSet};
+use std::hash::{Hash, Hasher};
+
+use rustc_hash::{FxHashMap as HashMap, FxHashSet, FxHasher};
 use similar::{Algorithm, DiffOp, capture_diff_slices_deadline};
 
 use super::OpRecord;
@@ -86,7 +88,7 @@ impl<'a> Side<'a> {
             index_of: index_of
                 .map(|(index, record)| (record.seq, index))
                 .collect(),
-            paired: HashMap::default(),
+            paired: HashMap::with_capacity_and_hasher(records.len(), Default::default()),
         }
     }
 
@@ -95,16 +97,17 @@ impl<'a> Side<'a> {
     /// run's `seq`s (`mapped`: a reference record's ancestors, by their partners), sorted.
     fn paired_ancestors(&self, index: usize, mapped: bool) -> Vec<u64> {
         let mut found = Vec::new();
-        let mut seen = FxHashSet::default();
+        let mut seen = Vec::new();
         let producers = |index: usize, depth: usize| {
             let seqs = self.records[index].producers.iter().flatten().flatten();
             seqs.map(move |&seq| (seq, depth))
         };
         let mut frontier: Vec<(u64, usize)> = producers(index, 1).collect();
         while let Some((seq, depth)) = frontier.pop() {
-            if !seen.insert(seq) {
+            if seen.contains(&seq) {
                 continue;
             }
+            seen.push(seq);
             if let Some(&partner) = self.paired.get(&seq) {
                 found.push(if mapped { partner } else { seq });
             } else if depth < ANCESTOR_DEPTH
@@ -119,30 +122,26 @@ impl<'a> Side<'a> {
 
     /// What makes two records the same op: its name, its inputs' shapes (an op without
     /// tensor inputs, as `float_ones`: its outputs' shapes) and, with `producers`, the names
-    /// of the ops that made its inputs (`None` where none recorded did).
+    /// of the ops that made its inputs (none where no recorded op did); the last two hashed.
     fn keys(&self, indices: &[usize], producers: bool) -> Vec<Key<'a>> {
         let key = |&index: &usize| {
             let record = &self.records[index];
-            let made_by = record.producers.as_ref().filter(|_| producers).map(|seqs| {
-                let name = |seq: &Option<u64>| {
-                    let producer = self.index_of.get(&(*seq)?)?;
-                    Some(self.records[*producer].op.as_str())
-                };
-                seqs.iter().map(name).collect()
-            });
-            let made = match record.input_shapes.is_empty() {
-                true => record
-                    .outputs
-                    .iter()
-                    .map(|output| &output.shape[..])
-                    .collect(),
-                false => Vec::new(),
-            };
+            let mut hasher = FxHasher::default();
+            if record.input_shapes.is_empty() {
+                for output in &record.outputs {
+                    output.shape.hash(&mut hasher);
+                }
+            }
+            if let Some(seqs) = record.producers.as_ref().filter(|_| producers) {
+                for seq in seqs {
+                    let producer = seq.and_then(|seq| self.index_of.get(&seq));
+                    producer.map(|&at| &self.records[at].op).hash(&mut hasher);
+                }
+            }
             (
                 record.op.as_str(),
                 record.input_shapes.as_slice(),
-                made,
-                made_by,
+                hasher.finish(),
             )
         };
         indices.iter().map(key).collect()
@@ -158,12 +157,9 @@ const BY_PRODUCERS_ROUNDS: usize = 4;
 /// An op by its name, input shapes and nearest paired ancestors.
 type AncestryKey<'a> = (&'a str, &'a [Vec<usize>], Vec<u64>);
 
-type Key<'a> = (
-    &'a str,
-    &'a [Vec<usize>],
-    Vec<&'a [usize]>,
-    Option<Vec<Option<&'a str>>>,
-);
+/// An op by its name and input shapes, and a hash of the rest of what makes it the same op
+/// (the shapes it made, when it has no tensor input; the names of its inputs' producers).
+type Key<'a> = (&'a str, &'a [Vec<usize>], u64);
 
 struct Aligner<'a> {
     sides: [Side<'a>; 2],
@@ -310,6 +306,14 @@ impl Aligner<'_> {
         });
         if !producers_agree {
             return false;
+        }
+        // Every input from a paired producer, pair for pair: the same ancestors.
+        let all_paired = |producers: &[Option<u64>], side: &Side| {
+            (producers.iter()).all(|seq| seq.is_some_and(|seq| side.paired.contains_key(&seq)))
+        };
+        if ours.len() == theirs.len() && all_paired(ours, reference) && all_paired(theirs, current)
+        {
+            return true;
         }
         let mapped = reference.paired_ancestors(a, true);
         let own = current.paired_ancestors(b, false);
