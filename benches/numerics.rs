@@ -1,13 +1,17 @@
 //! What per-op numerics cost (`[numerics]`): a training step of the examples' vision model on
 //! NdArray with statistics on, alone, with `check_finite`, and with fingerprints (every op's
 //! outputs read and fingerprinted), interleaved (`workloads/interleaved.rs`), and the difference
-//! per op.
+//! per op; with `--features wgpu`, the same on `Profiled<Wgpu>` and `fused::Wgpu` (on this
+//! machine, lavapipe), where `check_finite` reads its sums in batches. Each variant's step
+//! ends the numerics step, so that the batch read at its end is timed.
 //!
-//! `cargo bench --bench numerics` (`BURN_PROFILED_BENCH_ROUNDS` sets the rounds).
+//! `cargo bench --bench numerics [--features wgpu]` (`BURN_PROFILED_BENCH_ROUNDS` sets the
+//! rounds).
 
 use std::time::Duration;
 
 use burn::backend::{Autodiff, NdArray};
+use burn::tensor::backend::AutodiffBackend;
 use burn_profiled::config::{CheckFinite, NumericsSection};
 use burn_profiled::{Profiled, stats};
 use burn_profiled_core::sinks::numerics;
@@ -20,14 +24,12 @@ use vision_step::Step;
 mod interleaved;
 use interleaved::{Variant, timed_with};
 
-type B = Autodiff<Profiled<NdArray>>;
-
 /// Steps run before each variant is measured.
 const WARM_UP_STEPS: usize = 3;
 
 /// A variant: its own warm step, with statistics and `section`'s numerics switched on around
 /// each step (what a step records is dropped after it).
-fn turn(name: &str, section: Option<NumericsSection>) -> Variant<'_> {
+fn turn<B: AutodiffBackend>(name: &str, section: Option<NumericsSection>) -> Variant<'_> {
     let mut step = Step::<B>::new(&Default::default());
     for _ in 0..WARM_UP_STEPS {
         step.run();
@@ -36,7 +38,13 @@ fn turn(name: &str, section: Option<NumericsSection>) -> Variant<'_> {
         if let Some(section) = &section {
             numerics::start(section.clone());
         }
-        let took = timed_with(Some(stats::StatsConfig::default()), false, || step.run());
+        let took = timed_with(Some(stats::StatsConfig::default()), false, || {
+            step.run();
+            // The step's end, as a session's: what was deferred is read now.
+            if section.is_some() {
+                numerics::set_step(1);
+            }
+        });
         if section.is_some() {
             numerics::stop();
         }
@@ -44,7 +52,7 @@ fn turn(name: &str, section: Option<NumericsSection>) -> Variant<'_> {
     })
 }
 
-fn ops_per_step() -> u64 {
+fn ops_per_step<B: AutodiffBackend>() -> u64 {
     let mut step = Step::<B>::new(&Default::default());
     step.run();
     stats::reset();
@@ -54,7 +62,7 @@ fn ops_per_step() -> u64 {
     ops
 }
 
-fn interleaved_steps() {
+fn interleaved_steps<B: AutodiffBackend>(backend: &str, rounds: usize) {
     let check_finite = NumericsSection {
         check_finite: CheckFinite::Warn,
         ..NumericsSection::default()
@@ -64,15 +72,15 @@ fn interleaved_steps() {
         ..NumericsSection::default()
     };
     let over_statistics = interleaved::compare(
-        "the vision model's training step on NdArray, interleaved",
-        40,
+        &format!("the vision model's training step on {backend}, interleaved"),
+        rounds,
         &mut [
-            turn("statistics", None),
-            turn("statistics + check_finite", Some(check_finite)),
-            turn("statistics + fingerprints", Some(fingerprints)),
+            turn::<B>("statistics", None),
+            turn::<B>("statistics + check_finite", Some(check_finite)),
+            turn::<B>("statistics + fingerprints", Some(fingerprints)),
         ],
     );
-    let ops = ops_per_step();
+    let ops = ops_per_step::<B>();
     let per_op = |seconds: f64| seconds * 1e6 / ops as f64;
     for (name, (low, median, high)) in ["check_finite", "fingerprints"]
         .iter()
@@ -89,5 +97,16 @@ fn interleaved_steps() {
 }
 
 fn main() {
-    interleaved::criterion_then(|| {}, interleaved_steps);
+    interleaved::criterion_then(
+        || {},
+        || {
+            interleaved_steps::<Autodiff<Profiled<NdArray>>>("NdArray", 40);
+            #[cfg(feature = "wgpu")]
+            {
+                use burn::backend::Wgpu;
+                interleaved_steps::<Autodiff<Profiled<Wgpu>>>("Profiled<Wgpu>", 10);
+                interleaved_steps::<Autodiff<burn_profiled::fused::Wgpu>>("fused::Wgpu", 10);
+            }
+        },
+    );
 }

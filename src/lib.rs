@@ -57,6 +57,7 @@ pub mod dump;
 #[cfg(feature = "fusion")]
 pub mod fused;
 mod launch_thread;
+mod numerics_batch;
 pub mod nvtx;
 mod op_numerics;
 mod session;

@@ -75,6 +75,7 @@ impl<B: Backend> Seen<B> {
     }
 
     /// Tensors without identities, as a fused block reads them.
+    #[cfg(feature = "fusion")]
     pub(crate) fn unidentified(held: Vec<Held<B>>) -> Self {
         Seen {
             shapes: held.iter().map(Held::shape).collect(),
@@ -128,6 +129,16 @@ impl<B: Backend> Held<B> {
             Kind::Int => any.downcast_ref().cloned().map(Held::Int),
             Kind::Bool => any.downcast_ref().cloned().map(Held::Bool),
             Kind::Quantized => any.downcast_ref().cloned().map(Held::Quantized),
+        }
+    }
+
+    /// The device it is on.
+    pub(crate) fn device(&self) -> B::Device {
+        match self {
+            Held::Float(t) => B::float_device(t),
+            Held::Int(t) => B::int_device(t),
+            Held::Bool(t) => B::bool_device(t),
+            Held::Quantized(t) => B::q_device(t),
         }
     }
 

@@ -272,11 +272,12 @@ pub(crate) fn numerics_wanted(flags: Flags) -> Option<numerics::Wanted> {
     Some(numerics::wanted()).filter(|wanted| flags & NUMERICS != 0 && wanted.any())
 }
 
-/// Reads `outputs` as `wanted` says (with fingerprints off, one number each: their sums) and
-/// hands `op`'s record to the numerics sink, with its `inputs` (shapes and sources); the
+/// Reads `outputs` as `wanted` says (with fingerprints off, one number each: their sums, read
+/// at once or, on an asynchronous backend, in a batch: [`numerics_batch`](crate::numerics_batch))
+/// and hands `op`'s record to the numerics sink, with its `inputs` (shapes and sources); the
 /// `held` inputs are read only when it made the first NaN or Inf. `stack` is its call stack
 /// (0 without). An op with no output is recorded only when `unobserved` (an op inside a fused
-/// block): others returned no tensor. Returns the record's `seq`, when it was recorded.
+/// block): others returned no tensor. Returns the record's `seq`, when it was recorded now.
 pub(crate) fn record_numerics<B: Backend>(
     (op, stack, unobserved): (&'static Op, u32, bool),
     wanted: numerics::Wanted,
@@ -287,8 +288,21 @@ pub(crate) fn record_numerics<B: Backend>(
     let outputs = outputs.held;
     // Checked only: one number read per output (its sum), the data only when it is not
     // finite.
-    if !wanted.fingerprints() && outputs.iter().all(Held::sum_is_finite) {
-        return None;
+    if !wanted.fingerprints() {
+        if crate::numerics_batch::deferred(&outputs) {
+            crate::numerics_batch::push(crate::numerics_batch::Deferred {
+                at: numerics::CalledAt::here(),
+                op,
+                stack,
+                inputs,
+                held,
+                outputs,
+            });
+            return None;
+        }
+        if outputs.iter().all(Held::sum_is_finite) {
+            return None;
+        }
     }
     let outputs: Vec<_> = outputs.into_iter().filter_map(Held::read).collect();
     if outputs.is_empty() && !unobserved
@@ -296,11 +310,29 @@ pub(crate) fn record_numerics<B: Backend>(
     {
         return None;
     }
+    record_read(
+        numerics::CalledAt::here(),
+        (op, stack),
+        (inputs, held),
+        &outputs,
+        identities,
+    )
+}
+
+/// Hands the record of `op` (called at `at`, with call stack `stack`), whose `outputs` were
+/// read, to the numerics sink; `held` inputs are read only when it made the first NaN or Inf.
+pub(crate) fn record_read<B: Backend>(
+    at: numerics::CalledAt,
+    (op, stack): (&'static Op, u32),
+    (inputs, held): (Vec<numerics::Input>, Vec<Held<B>>),
+    outputs: &[burn_backend::TensorData],
+    identities: Vec<u64>,
+) -> Option<u64> {
     let prints = outputs
         .iter()
         .filter_map(crate::op_numerics::fingerprint)
         .collect();
-    numerics::record(op, stack, inputs, (prints, identities), || {
+    numerics::record_at(at, op, stack, inputs, (prints, identities), || {
         let read = held.into_iter().filter_map(Held::read);
         read.filter_map(|data| {
             let print = crate::op_numerics::fingerprint(&data)?;

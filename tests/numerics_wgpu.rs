@@ -84,3 +84,49 @@ fn a_fused_blocks_outputs_align_with_the_same_ops_unfused_within_the_default_tol
         "nearly every fused record aligned: {text}"
     );
 }
+
+/// `check_finite` on `Profiled<Wgpu>` reads its sums in batches, not one per op: the NaN made
+/// by `log` in the second step is still named, with that step and its call site, when the
+/// batch is read at the step's end; the more than 64 ops before it fill whole batches.
+#[test]
+fn check_finite_on_wgpu_reads_sums_in_batches_and_names_the_op_and_step_that_made_the_nan() {
+    use burn::tensor::{Tensor, TensorData};
+    use burn_profiled::Session;
+    use burn_profiled::config::CheckFinite;
+
+    type B = Autodiff<Profiled<Wgpu>>;
+    let _serial = serial();
+    let dir = support::profile_dir().join("numerics-wgpu-nan");
+    let _ = std::fs::remove_dir_all(&dir);
+    let device = Default::default();
+    let mut config = model::numerics_config(CheckFinite::Warn);
+    config.numerics.fingerprints = false;
+    let mut session = Session::start::<B>(config, &device, &dir);
+    for shift in [0.5f32, -2.0] {
+        let w =
+            Tensor::<B, 1>::from_data(TensorData::new(vec![0.0f32, 1.0, 4.0, 2.0], [4]), &device)
+                .require_grad();
+        let mut h = w.clone();
+        for _ in 0..40 {
+            h = h.mul_scalar(0.99).add_scalar(0.01);
+        }
+        let logs = h.add_scalar(shift).log();
+        let grads = logs.exp().sum().backward();
+        let _grad = w.grad(&grads);
+        session.finish_iter().expect("warn goes on");
+    }
+    session.finish().expect("the run is written");
+    let run: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).unwrap()).unwrap();
+    let found = &run["non_finite"];
+    assert_eq!(found["op"], "float_log", "{found:#}");
+    assert_eq!(
+        found["step"], 1,
+        "the step it ran in, not the next: {found:#}"
+    );
+    assert_eq!(found["inputs_finite"], true);
+    // log(h - 2): three of the four elements are below 2 after 40 steps towards 1.
+    assert_eq!(found["outputs"][0]["nan"], 3);
+    let site = found["call_site"].as_str().unwrap();
+    assert!(site.contains("tests/numerics_wgpu.rs:"), "{site}");
+}

@@ -128,6 +128,7 @@ pub fn start(config: NumericsSection) {
 
 /// The step now running (from 0): the ops recorded from now on are its.
 pub fn set_step(step: u64) {
+    flush();
     let mut state = STATE.lock().unwrap_or_else(PoisonError::into_inner);
     if let Some(state) = state.as_mut() {
         state.step = step;
@@ -153,6 +154,54 @@ fn publish(state: Option<&State>) {
     WANTED.store(wanted, Ordering::Relaxed);
 }
 
+/// Where and when an op was called: its phase and its thread, taken when it ran, for a record
+/// made later ([`record_at`]).
+#[derive(Debug, Clone)]
+pub struct CalledAt {
+    phase: u32,
+    thread: std::thread::Thread,
+}
+
+impl CalledAt {
+    /// The calling thread, in its current phase.
+    pub fn here() -> Self {
+        CalledAt {
+            phase: phase::current(),
+            thread: std::thread::current(),
+        }
+    }
+}
+
+/// What the edition runs before a step's records are closed ([`set_step`], [`stop`]): the
+/// checks it deferred (`check_finite` on a backend whose ops return before they ran, read in
+/// batches).
+static FLUSH: Mutex<Option<fn()>> = Mutex::new(None);
+
+/// Makes [`set_step`] and [`stop`] call `flush` first, so that what the edition deferred is
+/// recorded in the step it ran in.
+pub fn flush_with(flush: fn()) {
+    *FLUSH.lock().unwrap_or_else(PoisonError::into_inner) = Some(flush);
+}
+
+fn flush() {
+    let flush = *FLUSH.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(flush) = flush {
+        flush();
+    }
+}
+
+/// [`record`] for an op called earlier, at `at`.
+pub fn record_at(
+    at: CalledAt,
+    op: &'static Op,
+    stack: u32,
+    inputs: Vec<Input>,
+    outputs: (Vec<Fingerprint>, Vec<u64>),
+    read_inputs: impl FnOnce() -> Vec<(Fingerprint, Option<Array>)>,
+) -> Option<u64> {
+    record_called(at, op, stack, inputs, outputs, read_inputs)
+}
+
 /// One call of `op` returned `outputs` (their fingerprints, in order, and the identities the
 /// edition gave them, if any) from `inputs`;
 /// `read_inputs` gives the inputs' fingerprints and their data (where it could be kept),
@@ -168,10 +217,28 @@ pub fn record(
     (outputs, identities): (Vec<Fingerprint>, Vec<u64>),
     read_inputs: impl FnOnce() -> Vec<(Fingerprint, Option<Array>)>,
 ) -> Option<u64> {
+    record_called(
+        CalledAt::here(),
+        op,
+        stack,
+        inputs,
+        (outputs, identities),
+        read_inputs,
+    )
+}
+
+fn record_called(
+    at: CalledAt,
+    op: &'static Op,
+    stack: u32,
+    inputs: Vec<Input>,
+    (outputs, identities): (Vec<Fingerprint>, Vec<u64>),
+    read_inputs: impl FnOnce() -> Vec<(Fingerprint, Option<Array>)>,
+) -> Option<u64> {
     let wanted = wanted();
     let made_non_finite = wanted.check_finite() && !outputs.iter().all(Fingerprint::is_finite);
-    let phase = phase::current();
-    let thread = thread_name();
+    let phase = at.phase;
+    let thread = thread_name(&at.thread);
     let read = made_non_finite.then(read_inputs);
     let mut guard = STATE.lock().unwrap_or_else(PoisonError::into_inner);
     let state = guard.as_mut()?;
@@ -261,6 +328,7 @@ pub struct NumericsRun {
 
 /// Stops recording and hands over what was recorded (nothing when it was not started).
 pub fn stop() -> NumericsRun {
+    flush();
     switches::set(NUMERICS, false);
     let state = STATE.lock().unwrap_or_else(PoisonError::into_inner).take();
     WANTED.store(0, Ordering::Relaxed);
@@ -297,11 +365,10 @@ fn phase_name(phase: u32, stack: u32) -> String {
     }
 }
 
-fn thread_name() -> String {
-    let current = std::thread::current();
-    match current.name() {
+fn thread_name(thread: &std::thread::Thread) -> String {
+    match thread.name() {
         Some(name) => name.to_owned(),
-        None => format!("{:?}", current.id()),
+        None => format!("{:?}", thread.id()),
     }
 }
 
