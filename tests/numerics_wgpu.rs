@@ -130,3 +130,37 @@ fn check_finite_on_wgpu_reads_sums_in_batches_and_names_the_op_and_step_that_mad
     let site = found["call_site"].as_str().unwrap();
     assert!(site.contains("tests/numerics_wgpu.rs:"), "{site}");
 }
+
+/// A change in a fused run is still found against the unfused reference: the third block's
+/// scale off by 1e-3 is the culprit (`scale, exp, tanh` fuse into one block, of which the
+/// outputs that leave it are observed), and nothing before it diverged.
+#[test]
+fn a_changed_scale_in_a_fused_run_is_found_against_the_unfused_reference() {
+    let _serial = serial();
+    let root = support::profile_dir().join("numerics-fused-culprit");
+    let _ = std::fs::remove_dir_all(&root);
+    let unfused = model::train::<Autodiff<Profiled<Wgpu>>>(&root.join("unfused"), SCALES, 1);
+    let mut changed = SCALES;
+    changed[2] *= 1.0 + 1e-3;
+    let fused = model::train::<Autodiff<fused::Wgpu>>(&root.join("fused"), changed, 1);
+    let comparison = numerics::compare(&unfused, &fused, Tolerance::default());
+    let text = numerics::render(&comparison, &unfused, &fused, 10);
+    println!("{text}");
+    let culprit = comparison.culprit.expect("the runs diverge");
+    assert!(culprit.inputs_agreed, "{text}");
+    let pair = &comparison.pairs[culprit.pair];
+    let op = unfused[pair.reference].op.as_str();
+    // Autodiff keeps the scale's output for the backward: it leaves the block, and is seen.
+    assert_eq!(op, "float_mul_scalar", "{text}");
+    // The culprit is in the third block: two `tanh`s of the forward came before it, and agreed.
+    let forward_tanhs_before = unfused[..pair.reference]
+        .iter()
+        .filter(|r| r.op == "float_tanh" && r.phase == "forward")
+        .count();
+    assert_eq!(forward_tanhs_before, 2, "{text}");
+    assert!(
+        comparison.pairs[..culprit.pair]
+            .iter()
+            .all(|p| p.agreement != Agreement::Diverged)
+    );
+}
