@@ -60,6 +60,7 @@ mod launch_thread;
 mod numerics_batch;
 pub mod nvtx;
 mod op_numerics;
+mod rerun;
 mod session;
 mod tensor_data;
 #[cfg(feature = "train")]

@@ -30,6 +30,7 @@ pub(crate) struct Deferred<B: Backend> {
     pub(crate) inputs: Vec<Input>,
     pub(crate) held: Vec<Held<B>>,
     pub(crate) outputs: Vec<Held<B>>,
+    pub(crate) replay: Option<crate::rerun::Replay>,
 }
 
 struct Batch<B: Backend> {
@@ -181,12 +182,19 @@ fn check<B: Backend>(batch: Batch<B>) {
             inputs,
             held,
             outputs,
+            replay,
         } = op;
         let outputs: Vec<_> = outputs.into_iter().filter_map(Held::read).collect();
         if outputs.iter().all(crate::op_numerics::finite) {
             continue;
         }
-        probe::record_read(called, (op, stack), (inputs, held), &outputs, Vec::new());
+        probe::record_read(
+            called,
+            (op, stack),
+            (inputs, held, replay),
+            &outputs,
+            Vec::new(),
+        );
     }
 }
 

@@ -121,7 +121,7 @@ fn identity<T: 'static>(_tensor: &T) -> Option<u64> {
 
 impl<B: Backend> Held<B> {
     /// `tensor`, when it is one of `B`'s primitives (cloned: a handle, not the data).
-    fn of<T: TensorMetadata + 'static>(tensor: &T) -> Option<Self> {
+    pub(crate) fn of<T: TensorMetadata + 'static>(tensor: &T) -> Option<Self> {
         let any = tensor as &dyn Any;
         // NdArray's primitives are one type for every kind: the dtype says which it is.
         match Kind::of(tensor.dtype()) {

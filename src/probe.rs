@@ -231,6 +231,7 @@ pub(crate) fn numerics_end<B: Backend>(
     op: &'static Op,
     start: Option<NumericsAtStart<B>>,
     outputs: impl FnOnce() -> Seen<B>,
+    replay: Option<crate::rerun::Replay>,
 ) {
     let Some(start) = start else {
         return;
@@ -262,7 +263,23 @@ pub(crate) fn numerics_end<B: Backend>(
     let linked = linked
         .map(|(shape, source)| numerics::Input { shape, source })
         .collect();
-    record_numerics((op, stack, false), wanted, (linked, inputs.held), outputs());
+    record_numerics(
+        (op, stack, false),
+        wanted,
+        (linked, inputs.held, replay),
+        outputs(),
+    );
+}
+
+/// Whether an op that started `numerics` captures its arguments to be re-run on NdArray if it
+/// makes the first NaN: under `check_finite`, on another backend than NdArray.
+#[cfg(feature = "ndarray")]
+#[inline]
+pub(crate) fn replay_wanted<B: Backend>(numerics: &Option<NumericsAtStart<B>>) -> bool {
+    numerics
+        .as_ref()
+        .is_some_and(|start| start.wanted.check_finite())
+        && crate::rerun::wanted::<B>()
 }
 
 /// What `[numerics]` wants of the ops running now under `flags`, when anything (a fused
@@ -281,7 +298,11 @@ pub(crate) fn numerics_wanted(flags: Flags) -> Option<numerics::Wanted> {
 pub(crate) fn record_numerics<B: Backend>(
     (op, stack, unobserved): (&'static Op, u32, bool),
     wanted: numerics::Wanted,
-    (inputs, held): (Vec<numerics::Input>, Vec<Held<B>>),
+    (inputs, held, replay): (
+        Vec<numerics::Input>,
+        Vec<Held<B>>,
+        Option<crate::rerun::Replay>,
+    ),
     outputs: Seen<B>,
 ) -> Option<u64> {
     let identities: Vec<u64> = outputs.identities.iter().flatten().copied().collect();
@@ -297,6 +318,7 @@ pub(crate) fn record_numerics<B: Backend>(
                 inputs,
                 held,
                 outputs,
+                replay,
             });
             return None;
         }
@@ -313,18 +335,23 @@ pub(crate) fn record_numerics<B: Backend>(
     record_read(
         numerics::CalledAt::here(),
         (op, stack),
-        (inputs, held),
+        (inputs, held, replay),
         &outputs,
         identities,
     )
 }
 
 /// Hands the record of `op` (called at `at`, with call stack `stack`), whose `outputs` were
-/// read, to the numerics sink; `held` inputs are read only when it made the first NaN or Inf.
+/// read, to the numerics sink; `held` inputs are read, and the op re-run (`replay`), only when
+/// it made the first NaN or Inf.
 pub(crate) fn record_read<B: Backend>(
     at: numerics::CalledAt,
     (op, stack): (&'static Op, u32),
-    (inputs, held): (Vec<numerics::Input>, Vec<Held<B>>),
+    (inputs, held, replay): (
+        Vec<numerics::Input>,
+        Vec<Held<B>>,
+        Option<crate::rerun::Replay>,
+    ),
     outputs: &[burn_backend::TensorData],
     identities: Vec<u64>,
 ) -> Option<u64> {
@@ -334,11 +361,26 @@ pub(crate) fn record_read<B: Backend>(
         .collect();
     numerics::record_at(at, op, stack, inputs, (prints, identities), || {
         let read = held.into_iter().filter_map(Held::read);
-        read.filter_map(|data| {
+        let inputs = read.filter_map(|data| {
             let print = crate::op_numerics::fingerprint(&data)?;
             Some((print, crate::op_numerics::array(&data)))
-        })
-        .collect()
+        });
+        let rerun = replay.map(|replay| {
+            let (outputs, error) = match replay() {
+                Ok(outputs) => (outputs, None),
+                Err(error) => (Vec::new(), Some(error)),
+            };
+            let prints = outputs.iter().filter_map(crate::op_numerics::fingerprint);
+            burn_profiled_core::numerics::Rerun {
+                backend: "ndarray".to_owned(),
+                outputs: prints.collect(),
+                error,
+            }
+        });
+        numerics::NonFiniteInputs {
+            inputs: inputs.collect(),
+            rerun,
+        }
     })
 }
 

@@ -129,6 +129,49 @@ fn check_finite_on_wgpu_reads_sums_in_batches_and_names_the_op_and_step_that_mad
     assert_eq!(found["outputs"][0]["nan"], 3);
     let site = found["call_site"].as_str().unwrap();
     assert!(site.contains("tests/numerics_wgpu.rs:"), "{site}");
+    // Run again on NdArray with the same inputs: the same three NaN, the op's numerics.
+    let rerun = &found["rerun"];
+    assert_eq!(rerun["backend"], "ndarray", "{found:#}");
+    assert_eq!(rerun["error"], serde_json::Value::Null);
+    assert_eq!(rerun["outputs"][0]["nan"], 3);
+}
+
+/// The first Inf is `exp` in f16 on `Profiled<Wgpu>` (e^12 is past f16's range); re-run on
+/// NdArray, which computes it in f32, it is finite: the run says so, and that the dtypes
+/// differ.
+#[test]
+fn an_op_that_overflows_in_f16_is_re_run_on_ndarray_and_found_finite_there() {
+    use burn::tensor::{FloatDType, Tensor, TensorData};
+    use burn_profiled::Session;
+    use burn_profiled::config::CheckFinite;
+
+    type B = Profiled<Wgpu>;
+    let _serial = serial();
+    let dir = support::profile_dir().join("numerics-wgpu-f16");
+    let _ = std::fs::remove_dir_all(&dir);
+    let device = Default::default();
+    let mut config = model::numerics_config(CheckFinite::Warn);
+    config.numerics.fingerprints = false;
+    let mut session = Session::start::<B>(config, &device, &dir);
+    let x = Tensor::<B, 1>::from_data(TensorData::new(vec![1.0f32, 12.0], [2]), &device)
+        .cast(FloatDType::F16);
+    let _ = x.exp().into_data();
+    session.finish_iter().expect("warn goes on");
+    session.finish().expect("the run is written");
+    let run: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).unwrap()).unwrap();
+    let found = &run["non_finite"];
+    assert_eq!(found["op"], "float_exp", "{found:#}");
+    assert_eq!(found["outputs"][0]["dtype"], "f16");
+    assert_eq!(found["outputs"][0]["pos_inf"], 1);
+    let rerun = &found["rerun"];
+    assert_eq!(rerun["error"], serde_json::Value::Null, "{rerun:#}");
+    assert_eq!(rerun["outputs"][0]["dtype"], "f32", "{rerun:#}");
+    assert_eq!(rerun["outputs"][0]["pos_inf"], 0, "{rerun:#}");
+    assert_eq!(
+        rerun["outputs"][0]["max"].as_f64().map(f64::round),
+        Some(162755.0)
+    );
 }
 
 /// A change in a fused run is still found against the unfused reference: the third block's

@@ -1,5 +1,5 @@
 //! The formats of `run.json`, `ops.json` and `trace.json` are pinned: the keys and value types
-//! a session writes are the golden files `tests/golden/run_json_v4.txt`,
+//! a session writes are the golden files `tests/golden/run_json_v5.txt`,
 //! `{ops,ops_by_call_site}_json_v3.txt` (unchanged since version 3)
 //! and `trace_json_v2.txt`. A change that fails this test is a new format version
 //! (`RUN_FORMAT_VERSION`, `trace::FORMAT_VERSION`), not an edit: readers of the old version
@@ -83,8 +83,8 @@ fn run_json_and_ops_json_keep_the_format_of_their_version() {
     for (file, golden_file, golden) in [
         (
             "run.json",
-            "run_json_v4.txt",
-            include_str!("golden/run_json_v4.txt"),
+            "run_json_v5.txt",
+            include_str!("golden/run_json_v5.txt"),
         ),
         (
             "ops.json",

@@ -18,8 +18,13 @@
 
 /// Expands a table of op signatures into forwarding methods (see the module docs).
 macro_rules! forward {
+    // A table whose ops are not re-run on NdArray (`[numerics] check_finite`: the quantized
+    // ops, whose primitives NdArray's ops do not take).
+    (@no_replay $( $(#[$kind:ident])? fn $name:ident($($arg:ident : $ty:ty),* $(,)?) -> $ret:ty => $dev:ident $(($src:ident))?; )*) => {
+        $( $crate::backend::forward::forward_one!(no [$($kind)?] fn $name($($arg: $ty),*) -> $ret => $dev $(($src))?); )*
+    };
     ($( $(#[$kind:ident])? fn $name:ident($($arg:ident : $ty:ty),* $(,)?) -> $ret:ty => $dev:ident $(($src:ident))?; )*) => {
-        $( $crate::backend::forward::forward_one!([$($kind)?] fn $name($($arg: $ty),*) -> $ret => $dev $(($src))?); )*
+        $( $crate::backend::forward::forward_one!(yes [$($kind)?] fn $name($($arg: $ty),*) -> $ret => $dev $(($src))?); )*
     };
 }
 
@@ -29,7 +34,7 @@ macro_rules! forward {
 /// path is a separate, never-inlined function, so nothing of it (no borrow of the arguments,
 /// no guard) reaches the disabled path.
 macro_rules! forward_one {
-    ([query] fn $name:ident($($arg:ident : $ty:ty),*) -> $ret:ty => $dev:ident $(($src:ident))?) => {
+    ($replay:ident [query] fn $name:ident($($arg:ident : $ty:ty),*) -> $ret:ty => $dev:ident $(($src:ident))?) => {
         // A question about a tensor, not work on it: no report, and inlined where burn's
         // callers inline `B`'s own (NdArray's `float_device` is free).
         #[inline(always)]
@@ -37,7 +42,7 @@ macro_rules! forward_one {
             B::$name($($arg),*)
         }
     };
-    ([read] fn $name:ident($($arg:ident : $ty:ty),*) -> $out:ty => $dev:ident $(($src:ident))?) => {
+    ($replay:ident [read] fn $name:ident($($arg:ident : $ty:ty),*) -> $out:ty => $dev:ident $(($src:ident))?) => {
         #[inline(always)]
         fn $name($($arg: $ty),*) -> impl core::future::Future<Output = $out> + Send {
             static OP: $crate::probe::Op = $crate::probe::Op::new(concat!(stringify!($name), "\0"));
@@ -55,7 +60,7 @@ macro_rules! forward_one {
             }
         }
     };
-    ([$($kind:ident)?] fn $name:ident($($arg:ident : $ty:ty),*) -> $ret:ty => $($dev:ident $(($src:ident))?)?) => {
+    ($replay:ident [$($kind:ident)?] fn $name:ident($($arg:ident : $ty:ty),*) -> $ret:ty => $($dev:ident $(($src:ident))?)?) => {
         // Not inlined: inlined, it made burn's callers larger (`cargo bench --bench
         // instructions`).
         #[inline(never)]
@@ -64,7 +69,7 @@ macro_rules! forward_one {
             #[allow(clippy::too_many_arguments)]
             fn probed<B: Backend>($($arg: $ty,)* flags: $crate::context::switches::Flags) -> $ret {
                 static OP: $crate::probe::Op = $crate::probe::Op::new(concat!(stringify!($name), "\0"));
-                $crate::backend::forward::forward_call!([$($kind)?] probed B, OP, flags, $name($($arg),*) => $($dev $(($src))?)?)
+                $crate::backend::forward::forward_call!([$($kind)?] probed $replay B, OP, flags, $name($($arg),*) => $($dev $(($src))?)?)
             }
             // The disabled path passes the arguments on where they came in; the probed path's
             // copy of them into this frame (rustc moves them) costs the disabled path the frame's
@@ -85,7 +90,7 @@ macro_rules! forward_call {
     ([retag] direct $b:ident, $name:ident($($arg:ident),*)) => {
         $crate::backend::retag::Retag::retag($b::$name($($arg),*))
     };
-    ([$($kind:ident)?] probed $b:ident, $op:ident, $flags:ident, $name:ident($($arg:ident),*) => $($dev:ident $(($src:ident))?)?) => {{
+    ([$($kind:ident)?] probed $replay:ident $b:ident, $op:ident, $flags:ident, $name:ident($($arg:ident),*) => $($dev:ident $(($src:ident))?)?) => {{
         #[allow(unused_imports)]
         use $crate::probe::{NoArg as _, TensorArgOf as _, WindowArgOf as _};
         #[allow(unused_imports)]
@@ -95,6 +100,7 @@ macro_rules! forward_call {
             $( (&&&$crate::op_numerics::Tensors(&$arg)).hold::<$b>(&mut seen); )*
             seen
         });
+        let replay = $crate::backend::forward::capture!($replay $b, numerics, $name($($arg),*));
         let out = {
             let mut _op = $crate::probe::op::<$b>(
                 &$op,
@@ -115,10 +121,48 @@ macro_rules! forward_call {
             let mut seen = $crate::op_numerics::Seen::default();
             (&&&$crate::op_numerics::Tensors(&out)).hold::<$b>(&mut seen);
             seen
-        });
+        }, replay);
         out
     }};
 }
+
+/// The arguments of an op under `check_finite`, captured before it takes them, and NdArray's op
+/// of the same name to run on them ([`rerun`](crate::rerun)): `Option<Replay>`.
+macro_rules! capture {
+    (no $b:ident, $numerics:ident, $name:ident($($arg:ident),*)) => {
+        None::<$crate::rerun::Replay>
+    };
+    (yes $b:ident, $numerics:ident, $name:ident($($arg:ident),*)) => {{
+        #[cfg(feature = "ndarray")]
+        let replay = match $crate::probe::replay_wanted::<$b>(&$numerics) {
+            false => None,
+            true => {
+                #[allow(unused_imports)]
+                use $crate::rerun::{
+                    CaptureClone as _, CaptureDevice as _, CaptureOption as _, CaptureSlice as _,
+                    CaptureTensor as _, CaptureTensorRef as _, CaptureTensors as _,
+                };
+                let captured = ( $( (&&&&&&$crate::rerun::Capture(&$arg)).capture::<$b>(), )* );
+                let replay: $crate::rerun::Replay = Box::new(move || {
+                    $crate::rerun::run(move || {
+                        #[allow(unused_variables, clippy::unused_unit)]
+                        let ($($arg,)*) = &captured;
+                        let out = <burn::backend::NdArray>::$name($($arg.arg()?),*);
+                        let mut seen = $crate::op_numerics::Seen::<burn::backend::NdArray>::default();
+                        (&&&$crate::op_numerics::Tensors(&out)).hold::<burn::backend::NdArray>(&mut seen);
+                        Some(seen.held.into_iter().filter_map($crate::op_numerics::Held::read).collect())
+                    })
+                });
+                Some(replay)
+            }
+        };
+        #[cfg(not(feature = "ndarray"))]
+        let replay = None::<$crate::rerun::Replay>;
+        replay
+    }};
+}
+
+pub(crate) use capture;
 
 /// The device an op runs on, from the argument named in the table; evaluated only when
 /// per-op sync is on.

@@ -402,7 +402,7 @@ impl<B: Backend> ActivationOps<Self> for Profiled<B> {
 }
 
 impl<B: Backend> QTensorOps<Self> for Profiled<B> {
-    forward! {
+    forward! { @no_replay
         fn q_from_data(data: TensorData, device: &Device<Profiled<B>>) -> QuantizedTensor<Profiled<B>> => device(device);
         fn quantize_dynamic(tensor: FloatTensor<Profiled<B>>, scheme: &QuantScheme) -> QuantizedTensor<Profiled<B>> => float(tensor);
         fn dequantize(tensor: QuantizedTensor<Profiled<B>>, dtype: FloatDType) -> FloatTensor<Profiled<B>> => q(tensor);

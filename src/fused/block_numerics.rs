@@ -94,7 +94,12 @@ pub(super) fn record<R: CubeRuntime>(
         let inputs = inputs.collect();
         let name = Op::named(&op.table_name);
         let outputs = Seen::unidentified(outputs);
-        let seq = probe::record_numerics((name, 0, true), wanted, (inputs, held_inputs), outputs);
+        let seq = probe::record_numerics(
+            (name, 0, true),
+            wanted,
+            (inputs, held_inputs, None),
+            outputs,
+        );
         for id in &op.outputs {
             made_by.extend(seq.map(|seq| (*id, seq)));
             // A tensor written again in the block is no longer what was read before it.

@@ -395,7 +395,7 @@ fn unusable_input_exits_2_naming_the_file_and_why() {
     assert_eq!(
         message(&broken),
         format!(
-            "burn-profiled diff: {}: format version 99 (this burn-profiled reads versions 1 to 4); compare it with the burn-profiled that wrote it",
+            "burn-profiled diff: {}: format version 99 (this burn-profiled reads versions 1 to 5); compare it with the burn-profiled that wrote it",
             broken.join("ops.json").display()
         )
     );

@@ -30,6 +30,57 @@ pub struct NonFinite {
     pub inputs: Vec<Fingerprint>,
     /// Its outputs' fingerprints.
     pub outputs: Vec<Fingerprint>,
+    /// The op run again on a reference backend with the same inputs, where the edition could
+    /// (Burn 0.21's `Profiled<B>` on another backend than NdArray).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rerun: Option<Rerun>,
+}
+
+/// The first non-finite op, run again on a reference backend with the same inputs and
+/// arguments: whether it makes the NaN there too.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Rerun {
+    /// The backend it ran on (`ndarray`).
+    pub backend: String,
+    /// The fingerprints of its outputs there; none when it could not run (`error`).
+    pub outputs: Vec<Fingerprint>,
+    /// Why it could not run there, if it could not.
+    pub error: Option<String>,
+}
+
+impl Rerun {
+    /// What it says: the op makes the NaN on the reference backend too (its numerics: inputs
+    /// out of its domain), or not (suspect the backend's kernel); `None` when it could not run.
+    pub fn verdict(&self) -> Option<bool> {
+        match &self.error {
+            Some(_) => None,
+            None => Some(!self.outputs.iter().all(Fingerprint::is_finite)),
+        }
+    }
+}
+
+impl std::fmt::Display for Rerun {
+    /// `re-run on ndarray: finite there (...)`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let backend = &self.backend;
+        match (self.verdict(), &self.error) {
+            (Some(true), _) => write!(
+                f,
+                "re-run on {backend} with the same inputs, it makes NaN or Inf there too: the \
+                 op's numerics (inputs outside its domain), not the backend's"
+            ),
+            (Some(false), _) => write!(
+                f,
+                "re-run on {backend} with the same inputs, its outputs are finite there: suspect \
+                 the backend's kernel (the inputs are kept in `non_finite/` to report it)"
+            ),
+            (None, error) => write!(
+                f,
+                "could not be re-run on {backend}: {}",
+                error.as_deref().unwrap_or("unknown")
+            ),
+        }
+    }
 }
 
 impl std::fmt::Display for NonFinite {
@@ -68,8 +119,8 @@ impl std::fmt::Display for NonFinite {
             .map(|input| format!("{:?}", input.shape))
             .collect();
         match self.inputs_finite {
-            true if shapes.is_empty() => write!(f, " from no tensor input"),
-            true => write!(f, " from finite inputs {}", shapes.join(", ")),
+            true if shapes.is_empty() => write!(f, " from no tensor input")?,
+            true => write!(f, " from finite inputs {}", shapes.join(", "))?,
             false => {
                 let (nan, pos_inf, neg_inf, _) = counts(&self.inputs);
                 write!(
@@ -78,8 +129,22 @@ impl std::fmt::Display for NonFinite {
                      they came from outside the checked ops (the data, a parameter, or an op \
                      before `[numerics] steps`)",
                     shapes.join(", ")
-                )
+                )?
             }
+        }
+        let Some(rerun) = &self.rerun else {
+            return Ok(());
+        };
+        let dtype = |prints: &[Fingerprint]| prints.first().map(|print| print.dtype.clone());
+        match (dtype(&self.outputs), dtype(&rerun.outputs)) {
+            (Some(here), Some(there)) if here != there && rerun.verdict() == Some(false) => write!(
+                f,
+                "; re-run on {} in {there} (here {here}) with the same inputs, its outputs are \
+                 finite there: the op overflows or loses precision in {here}, or the backend's \
+                 kernel is wrong (the inputs are kept in `non_finite/`)",
+                rerun.backend
+            ),
+            _ => write!(f, "; {rerun}"),
         }
     }
 }
@@ -101,7 +166,41 @@ mod tests {
                 &[f32::NAN, 0.5, f32::NEG_INFINITY, 1.0],
                 &[2, 2],
             )],
+            rerun: None,
         }
+    }
+
+    /// The re-run's verdict ends the message: the op's numerics, or the backend's.
+    #[test]
+    fn the_rerun_says_whose_nan_it_is() {
+        let finite = vec![Fingerprint::of(&[-1.0f32, 1.5, 0.0, 2.0], &[2, 2])];
+        let mut found = non_finite(finite, true);
+        found.call_site = None;
+        let rerun = |outputs: Vec<Fingerprint>, error: Option<&str>| Rerun {
+            backend: "ndarray".into(),
+            outputs,
+            error: error.map(str::to_owned),
+        };
+        found.rerun = Some(rerun(found.outputs.clone(), None));
+        assert!(
+            found.to_string().ends_with(
+                "[2, 2]; re-run on ndarray with the same inputs, it makes NaN or Inf there \
+                 too: the op's numerics (inputs outside its domain), not the backend's"
+            ),
+            "{found}"
+        );
+        found.rerun = Some(rerun(vec![Fingerprint::of(&[1.0f32], &[1])], None));
+        assert!(
+            found
+                .to_string()
+                .contains("its outputs are finite there: suspect the backend's kernel")
+        );
+        found.rerun = Some(rerun(Vec::new(), Some("NdArray could not run it: no f16")));
+        assert!(
+            found
+                .to_string()
+                .ends_with("could not be re-run on ndarray: NdArray could not run it: no f16")
+        );
     }
 
     /// The message names the op, its step, phase and call site, what it made, and from what.

@@ -154,6 +154,17 @@ fn publish(state: Option<&State>) {
     WANTED.store(wanted, Ordering::Relaxed);
 }
 
+/// What the edition gives of the first op whose outputs are not finite, asked for then: its
+/// inputs (fingerprints, and their data where it could be kept) and the op re-run on a
+/// reference backend, where it could be.
+#[derive(Debug, Default)]
+pub struct NonFiniteInputs {
+    /// Each tensor input's fingerprint and data, in argument order.
+    pub inputs: Vec<(Fingerprint, Option<Array>)>,
+    /// The op re-run elsewhere.
+    pub rerun: Option<crate::numerics::Rerun>,
+}
+
 /// Where and when an op was called: its phase and its thread, taken when it ran, for a record
 /// made later ([`record_at`]).
 #[derive(Debug, Clone)]
@@ -197,15 +208,15 @@ pub fn record_at(
     stack: u32,
     inputs: Vec<Input>,
     outputs: (Vec<Fingerprint>, Vec<u64>),
-    read_inputs: impl FnOnce() -> Vec<(Fingerprint, Option<Array>)>,
+    read_inputs: impl FnOnce() -> NonFiniteInputs,
 ) -> Option<u64> {
     record_called(at, op, stack, inputs, outputs, read_inputs)
 }
 
 /// One call of `op` returned `outputs` (their fingerprints, in order, and the identities the
 /// edition gave them, if any) from `inputs`;
-/// `read_inputs` gives the inputs' fingerprints and their data (where it could be kept),
-/// asked for only when this is the first op whose outputs are not finite. `stack` is the op's
+/// `read_inputs` gives the inputs' fingerprints and their data (where it could be kept) and
+/// the op's re-run, asked for only when this is the first op whose outputs are not finite. `stack` is the op's
 /// call stack ([`call_sites::capture`], 0 without). Returns the record's `seq`, `None` when
 /// nothing is recording.
 ///
@@ -215,7 +226,7 @@ pub fn record(
     stack: u32,
     inputs: Vec<Input>,
     (outputs, identities): (Vec<Fingerprint>, Vec<u64>),
-    read_inputs: impl FnOnce() -> Vec<(Fingerprint, Option<Array>)>,
+    read_inputs: impl FnOnce() -> NonFiniteInputs,
 ) -> Option<u64> {
     record_called(
         CalledAt::here(),
@@ -233,7 +244,7 @@ fn record_called(
     stack: u32,
     inputs: Vec<Input>,
     (outputs, identities): (Vec<Fingerprint>, Vec<u64>),
-    read_inputs: impl FnOnce() -> Vec<(Fingerprint, Option<Array>)>,
+    read_inputs: impl FnOnce() -> NonFiniteInputs,
 ) -> Option<u64> {
     let wanted = wanted();
     let made_non_finite = wanted.check_finite() && !outputs.iter().all(Fingerprint::is_finite);
@@ -247,7 +258,8 @@ fn record_called(
     if let Some(read) = read
         && state.non_finite.is_none()
     {
-        let (inputs, arrays): (Vec<Fingerprint>, Vec<Option<Array>>) = read.into_iter().unzip();
+        let NonFiniteInputs { inputs, rerun } = read;
+        let (inputs, arrays): (Vec<Fingerprint>, Vec<Option<Array>>) = inputs.into_iter().unzip();
         state.non_finite_inputs = arrays.into_iter().flatten().collect();
         let found = NonFinite {
             step: state.step,
@@ -258,6 +270,7 @@ fn record_called(
             inputs_finite: inputs.iter().all(Fingerprint::is_finite),
             inputs,
             outputs: outputs.clone(),
+            rerun,
         };
         let then = match state.config.check_finite {
             CheckFinite::Stop => "the run stops at this step's end",
@@ -399,7 +412,13 @@ mod tests {
         };
         let op = Op::named("float_exp");
         let made = |inputs, output: f32| {
-            record(op, 0, inputs, (vec![print(output)], Vec::new()), Vec::new)
+            record(
+                op,
+                0,
+                inputs,
+                (vec![print(output)], Vec::new()),
+                Default::default,
+            )
         };
         let first = made(vec![content(1.0)], 2.0).expect("recording");
         let second = made(vec![content(2.0)], 3.0).expect("recording");
@@ -413,7 +432,13 @@ mod tests {
         made(vec![linked], 5.0);
         made(vec![content(1.0), unknown(vec![2])], 6.0);
         // Identities, where the edition has them, link without reading.
-        let identified = record(op, 0, Vec::new(), (vec![print(7.0)], vec![77]), Vec::new);
+        let identified = record(
+            op,
+            0,
+            Vec::new(),
+            (vec![print(7.0)], vec![77]),
+            Default::default,
+        );
         let by_identity = Input {
             shape: vec![2],
             source: Source::Identity(77),
@@ -464,7 +489,7 @@ mod tests {
                     0,
                     vec![unknown(vec![2])],
                     (vec![Fingerprint::of(&[1.0f32, 2.0], &[2])], Vec::new()),
-                    Vec::new,
+                    Default::default,
                 );
             }
         }
@@ -492,7 +517,7 @@ mod tests {
             0,
             vec![unknown(vec![1])],
             (finite(), Vec::new()),
-            || -> Vec<(Fingerprint, Option<Array>)> { panic!("finite outputs: inputs not asked") },
+            || -> NonFiniteInputs { panic!("finite outputs: inputs not asked") },
         );
         assert_eq!(stop_asked(), None);
         set_step(1);
@@ -503,7 +528,10 @@ mod tests {
             (vec![Fingerprint::of(&[f32::NAN], &[1])], Vec::new()),
             || {
                 let input = Array::from_values(&[1], &[-1.0f32]).ok();
-                vec![(Fingerprint::of(&[-1.0f32], &[1]), input)]
+                NonFiniteInputs {
+                    inputs: vec![(Fingerprint::of(&[-1.0f32], &[1]), input)],
+                    rerun: None,
+                }
             },
         );
         assert!(
