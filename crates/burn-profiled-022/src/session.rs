@@ -93,19 +93,24 @@ impl Session {
             );
         }
         let live = Live;
-        if config.stats.call_sites && config.stats.enabled {
+        let mut config = config;
+        if config.stats.call_sites {
+            // Turned off, so that run.json says what ran and no table of call sites, all `-`,
+            // nor flame graph of op names is written.
             eprintln!(
                 "burn-profiled: [stats] call_sites: none on Burn 0.22, whose ops run on its fusion \
                  thread, away from the stack of the code that called them; a user range around a \
                  module's forward (nvtx::scope) gives its blocks that phase instead"
             );
+            config.stats.call_sites = false;
         }
-        let mut config = config;
         if config.numerics.enabled() {
             // Turned off, so that run.json says what ran and no empty numerics.jsonl is
             // written.
             eprintln!(
-                "burn-profiled: [numerics]: not recorded on Burn 0.22 yet, whose hooks hand over                  each block's IR, not its data; on Burn 0.21, `Profiled<B>` and `fused::*`                  record every op (docs/guide/numerics.md)"
+                "burn-profiled: [numerics]: not recorded on Burn 0.22 yet, whose hooks hand over \
+                 each block's IR, not its data; on Burn 0.21, `Profiled<B>` and `fused::*` \
+                 record every op (docs/guide/numerics.md)"
             );
             config.numerics = Default::default();
         }
