@@ -2,10 +2,11 @@
 //! NdArray with statistics on, alone, with `check_finite`, and with fingerprints (every op's
 //! outputs read and fingerprinted), interleaved (`workloads/interleaved.rs`), and the difference
 //! per op; with `--features wgpu`, the same on `Profiled<Wgpu>` and `fused::Wgpu` (on this
-//! machine, lavapipe), where `check_finite` reads its sums in batches. Each variant's step
+//! machine, lavapipe), and with `--features cuda` on `Profiled<Cuda>` and `fused::Cuda`
+//! (`scripts/gpu-check.sh`), where `check_finite` reads its sums in batches. Each variant's step
 //! ends the numerics step, so that the batch read at its end is timed.
 //!
-//! `cargo bench --bench numerics [--features wgpu]` (`BURN_PROFILED_BENCH_ROUNDS` sets the
+//! `cargo bench --bench numerics [--features wgpu|cuda]` (`BURN_PROFILED_BENCH_ROUNDS` sets the
 //! rounds).
 
 use std::time::Duration;
@@ -106,6 +107,12 @@ fn main() {
                 use burn::backend::Wgpu;
                 interleaved_steps::<Autodiff<Profiled<Wgpu>>>("Profiled<Wgpu>", 10);
                 interleaved_steps::<Autodiff<burn_profiled::fused::Wgpu>>("fused::Wgpu", 10);
+            }
+            #[cfg(feature = "cuda")]
+            {
+                use burn::backend::Cuda;
+                interleaved_steps::<Autodiff<Profiled<Cuda>>>("Profiled<Cuda>", 10);
+                interleaved_steps::<Autodiff<burn_profiled::fused::Cuda>>("fused::Cuda", 10);
             }
         },
     );

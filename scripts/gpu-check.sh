@@ -15,7 +15,9 @@
 # it runs the `gpu_step` bench: step times with everything off, op ranges on the calling thread,
 # op ranges with steps on the launch thread, and device time on, fused and unfused, per-op
 # memory; then, interleaved (median ratios to the same round's baseline), the fused step with
-# op ranges and statistics queued against burn's, and per-op memory against statistics.
+# op ranges and statistics queued against burn's, and per-op memory against statistics; then the
+# `numerics` bench: `check_finite` (its sums read in batches, no sync per op) and fingerprints
+# against statistics alone, on NdArray, `Profiled<Cuda>` and `fused::Cuda`.
 #
 # Burn 0.22: the `train_022` example on `BURN_DEVICE=cuda` (on wgpu where CUDA cannot be built:
 # see `build`), first without a session, then with
@@ -38,6 +40,12 @@ for line in sys.stdin:
     m = json.loads(line)
     if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "gpu_step" and m.get("executable"):
         print(m["executable"])')
+    numerics=$(cargo bench --features cupti --bench numerics --no-run --message-format=json 2>/dev/null \
+        | python3 -c 'import json,sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "numerics" and m.get("executable"):
+        print(m["executable"])')
     # Burn 0.22's CUDA backend (cubecl-cuda 0.11) builds LLVM's NVPTX shims from a bundle its
     # build script downloads (tracel-llvm-bundler): a machine without internet cannot build it.
     # The check then takes the edition on wgpu (Vulkan on the GPU), and says so.
@@ -59,8 +67,10 @@ for line in sys.stdin:
     cp target/release/libnvtx_recorder.so target/release/examples/train \
         target/release/examples/train_022 scripts/gpu-check-022.toml "$bin/files/"
     cp "$bench" "$bin/files/gpu_step"
+    cp "$numerics" "$bin/files/numerics"
     cp "$bench022" "$bin/files/session_step"
-    strip "$bin/files/train" "$bin/files/gpu_step" "$bin/files/train_022" "$bin/files/session_step"
+    strip "$bin/files/train" "$bin/files/gpu_step" "$bin/files/numerics" "$bin/files/train_022" \
+        "$bin/files/session_step"
     echo "$backend022" > "$bin/files/backend-022.txt"
     # The device tool carries 64 MiB at most: packed (xz; `run` unpacks it with Python's lzma).
     tar -C "$bin/files" -cJf "$bin/bins.tar.xz" .
@@ -193,6 +203,8 @@ PY
     done
     "$bin/gpu_step" --bench --warm-up-time 1 --measurement-time 4 2>&1 \
         | grep -E "^gpu_step|time:|no device-time|^variant |x \[" | tee "$out/gpu_step.txt" || status=1
+    BURN_PROFILED_BENCH_ROUNDS=10 "$bin/numerics" --bench 2>&1 \
+        | grep -E "^the vision|^variant |^statistics|per op" | tee "$out/numerics.txt" || status=1
     fi
     if [[ " $editions " == *" 022 "* ]]; then
         bash scripts/gpu-check-022.sh "$bin" "$out/022" "$steps" "$(cat "$bin/backend-022.txt")" \
