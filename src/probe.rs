@@ -217,7 +217,7 @@ pub(crate) fn numerics_start<B: Backend>(
         return None;
     }
     let mut inputs = inputs();
-    if !wanted.check_finite() && inputs.all_identified() {
+    if !wanted.check_finite() && !wanted.capture() && inputs.all_identified() {
         // Let go before the op runs: it may write over an input it alone holds.
         inputs.held.clear();
     }
@@ -272,13 +272,14 @@ pub(crate) fn numerics_end<B: Backend>(
 }
 
 /// Whether an op that started `numerics` captures its arguments to be re-run on NdArray if it
-/// makes the first NaN: under `check_finite`, on another backend than NdArray.
+/// makes the first NaN (`check_finite`) or is the call `[numerics] capture` names (in its
+/// step), on another backend than NdArray.
 #[cfg(feature = "ndarray")]
 #[inline]
 pub(crate) fn replay_wanted<B: Backend>(numerics: &Option<NumericsAtStart<B>>) -> bool {
     numerics
         .as_ref()
-        .is_some_and(|start| start.wanted.check_finite())
+        .is_some_and(|start| start.wanted.check_finite() || start.wanted.capture())
         && crate::rerun::wanted::<B>()
 }
 

@@ -245,6 +245,23 @@ fn numerics_keys_that_cannot_be_are_errors_naming_the_key() {
             .to_string(),
         "invalid configuration: `numerics.steps` bounds `numerics.fingerprints` and `numerics.check_finite`: set one of them"
     );
+    let capture =
+        RuntimeConfig::from_toml_str("[numerics]\nfingerprints = true\ncapture = [1, 40]\n");
+    assert_eq!(capture.unwrap().numerics.capture, Some([1, 40]));
+    assert_eq!(
+        RuntimeConfig::from_toml_str("[numerics]\ncheck_finite = \"warn\"\ncapture = [1, 40]\n")
+            .unwrap_err()
+            .to_string(),
+        "invalid configuration: `numerics.capture` names an op call by its `seq` in numerics.jsonl, which `numerics.fingerprints` numbers: set it"
+    );
+    assert_eq!(
+        RuntimeConfig::from_toml_str(
+            "[numerics]\nfingerprints = true\nsteps = [2, 3]\ncapture = [1, 40]\n"
+        )
+        .unwrap_err()
+        .to_string(),
+        "invalid configuration: `numerics.capture` names a step outside `numerics.steps`, whose ops are not recorded"
+    );
     let debug = RuntimeConfig::preset(burn_profiled::config::Preset::Debug);
     assert!(debug.numerics.fingerprints);
     assert_eq!(

@@ -63,7 +63,7 @@ fn every_op_of_forward_backward_and_optimizer_is_fingerprinted_with_its_phase_an
     );
     let site = exp.call_site.as_deref().expect("call sites are on");
     assert!(
-        site.starts_with("model::train::{{closure}} (tests/numerics/model.rs:"),
+        site.starts_with("model::train_with::{{closure}} (tests/numerics/model.rs:"),
         "{site}"
     );
     let seqs: Vec<u64> = records.iter().map(|r| r.seq).collect();
@@ -161,6 +161,40 @@ fn one_op_computed_differently_is_the_culprit_and_the_ops_after_it_propagators()
         .count();
     assert_eq!(comparison.propagators, diverged_after);
     assert!(comparison.propagators >= 5, "{}", comparison.propagators);
+}
+
+/// The culprit's call, named by `burn-profiled numerics` (its step and `seq`), captured in a
+/// run again with `[numerics] capture`: its inputs kept in `captured/`, its record in
+/// `run.json` (NdArray itself is not re-run on NdArray).
+#[test]
+fn the_culprit_named_by_its_step_and_seq_is_captured_with_its_inputs() {
+    let _serial = serial();
+    let reference = train::<B>(&run_dir("capture-reference"), SCALES, 1);
+    let mut changed = SCALES;
+    changed[2] *= 1.0 + 1e-3;
+    let current = train::<B>(&run_dir("capture-current"), changed, 1);
+    let comparison = numerics::compare(&reference, &current, Tolerance::default());
+    let culprit = &current[comparison.pairs[comparison.culprit.expect("diverged").pair].current];
+    let mut config = numerics_config(CheckFinite::Off);
+    config.numerics.capture = Some([culprit.step, culprit.seq]);
+    let dir = run_dir("capture-again");
+    model::train_with::<B>(config, &dir, changed, 1);
+    let run: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).unwrap()).unwrap();
+    let captured = &run["captured"];
+    assert_eq!(captured["op"], "float_mul_scalar", "{captured:#}");
+    assert_eq!(captured["seq"], culprit.seq);
+    assert_eq!(
+        captured["outputs"][0]["sum"], culprit.outputs[0].sum,
+        "the same call"
+    );
+    assert!(
+        captured.get("rerun").is_none(),
+        "not re-run on NdArray itself"
+    );
+    let input = burn_profiled_core::dump::blob::read_npy(&dir.join("captured/input_0.npy"))
+        .expect("its input is kept");
+    assert_eq!(input.shape, [4, 8]);
 }
 
 /// Runs one step of `loss` on a parameter `w` under `check_finite`, and what `finish_iter` and

@@ -207,3 +207,39 @@ fn a_changed_scale_in_a_fused_run_is_found_against_the_unfused_reference() {
             .all(|p| p.agreement != Agreement::Diverged)
     );
 }
+
+/// The culprit's call captured on `Profiled<Wgpu>` (`[numerics] capture`), and re-run on
+/// NdArray from the same inputs: a scale is computed alike there, so the difference is the
+/// program's, not the backend's.
+#[test]
+fn a_captured_call_on_wgpu_is_re_run_on_ndarray_and_agrees() {
+    use burn_profiled::config::CheckFinite;
+
+    let _serial = serial();
+    let root = support::profile_dir().join("numerics-wgpu-capture");
+    let _ = std::fs::remove_dir_all(&root);
+    let reference = model::train::<Autodiff<Profiled<Wgpu>>>(&root.join("reference"), SCALES, 1);
+    let mut changed = SCALES;
+    changed[2] *= 1.0 + 1e-3;
+    let current = model::train::<Autodiff<Profiled<Wgpu>>>(&root.join("current"), changed, 1);
+    let comparison = numerics::compare(&reference, &current, Tolerance::default());
+    let culprit = &current[comparison.pairs[comparison.culprit.expect("diverged").pair].current];
+    assert_eq!(culprit.op, "float_mul_scalar");
+    let mut config = model::numerics_config(CheckFinite::Off);
+    config.numerics.capture = Some([culprit.step, culprit.seq]);
+    let dir = root.join("again");
+    model::train_with::<Autodiff<Profiled<Wgpu>>>(config, &dir, changed, 1);
+    let run: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).unwrap()).unwrap();
+    let captured: burn_profiled::numerics::CapturedOp =
+        serde_json::from_value(run["captured"].clone()).expect("captured");
+    assert_eq!(
+        (captured.op.as_str(), captured.seq),
+        ("float_mul_scalar", culprit.seq)
+    );
+    let rerun = captured.rerun.as_ref().expect("re-run on NdArray");
+    assert_eq!((rerun.backend.as_str(), &rerun.error), ("ndarray", &None));
+    let (agreement, _) = captured.rerun_agreement().expect("compared");
+    assert_ne!(agreement, Agreement::Diverged, "{captured}");
+    println!("{captured}");
+}

@@ -23,8 +23,18 @@ pub fn numerics_config(check_finite: CheckFinite) -> RuntimeConfig {
 /// (forward, backward, an SGD update): 60 ops a step. `scales[2]` is the knob a changed
 /// implementation turns.
 pub fn train<B: AutodiffBackend>(dir: &Path, scales: [f32; 4], steps: usize) -> Vec<OpRecord> {
+    train_with::<B>(numerics_config(CheckFinite::Warn), dir, scales, steps)
+}
+
+/// [`train`] under `config` (fingerprints on).
+pub fn train_with<B: AutodiffBackend>(
+    config: RuntimeConfig,
+    dir: &Path,
+    scales: [f32; 4],
+    steps: usize,
+) -> Vec<OpRecord> {
     let device = Default::default();
-    let mut session = Session::start::<B>(numerics_config(CheckFinite::Warn), &device, dir);
+    let mut session = Session::start::<B>(config, &device, dir);
     let x = Tensor::<B, 2>::from_data(
         TensorData::new((0..32).map(|i| (i as f32 * 0.37).sin()).collect(), [4, 8]),
         &device,

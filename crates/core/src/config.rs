@@ -247,6 +247,11 @@ pub struct NumericsSection {
     /// The first and last step (from 0, warm-up steps included) whose ops are fingerprinted
     /// and checked; every step when absent.
     pub steps: Option<[u64; 2]>,
+    /// `[step, seq]`: keep the inputs of that op call (its `seq` in `numerics.jsonl`, as
+    /// `burn-profiled numerics` names a culprit) in `captured/`, and, on Burn 0.21 on another
+    /// backend than NdArray, run it again on NdArray: `run.json`'s `captured` says whether
+    /// NdArray computes the same outputs. Needs `fingerprints` (which numbers the calls).
+    pub capture: Option<[u64; 2]>,
 }
 
 impl NumericsSection {
@@ -508,6 +513,24 @@ impl RuntimeConfig {
                 key: "roofline.calibrate",
                 message: "measures what `roofline.peak_tflops` and `peak_gbps` give: set one or the other",
             });
+        }
+        if let Some([step, _]) = self.numerics.capture {
+            if !self.numerics.fingerprints {
+                return Err(ConfigError::Invalid {
+                    path: None,
+                    key: "numerics.capture",
+                    message: "names an op call by its `seq` in numerics.jsonl, which `numerics.fingerprints` numbers: set it",
+                });
+            }
+            if let Some([first, last]) = self.numerics.steps
+                && !(first..=last).contains(&step)
+            {
+                return Err(ConfigError::Invalid {
+                    path: None,
+                    key: "numerics.capture",
+                    message: "names a step outside `numerics.steps`, whose ops are not recorded",
+                });
+            }
         }
         if let Some([first, last]) = self.numerics.steps {
             if first > last {

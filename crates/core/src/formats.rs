@@ -11,7 +11,9 @@
 ///   have the op's `call_site` (and `stacks.folded`, the folded stacks of flame graphs).
 /// - 4: `[numerics]` in `run.json`'s configuration; `run.json`'s `non_finite`, the first op
 ///   that made a NaN or an Inf (`numerics::NonFinite`), and `numerics.jsonl` among its files.
-/// - 5: `non_finite`'s `rerun`, that op run again on NdArray (`numerics::Rerun`), where it was.
+/// - 5: `non_finite`'s `rerun`, that op run again on NdArray (`numerics::Rerun`), where it was;
+///   `[numerics] capture` in `run.json`'s configuration, and `run.json`'s `captured`
+///   (`numerics::CapturedOp`).
 pub const RUN_FORMAT_VERSION: u32 = 5;
 
 /// The oldest version of `run.json` and `ops.json` that [`runs`](crate::runs) reads: each

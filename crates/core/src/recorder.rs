@@ -29,6 +29,10 @@ use crate::{probe, stats, trace};
 /// (`input_<i>.npy`, in argument order), next to `run.json`'s `non_finite`.
 pub const NON_FINITE_DIR: &str = "non_finite";
 
+/// Where a run keeps the inputs of the op call `[numerics] capture` names (`input_<i>.npy`),
+/// next to `run.json`'s `captured`.
+pub const CAPTURED_DIR: &str = "captured";
+
 /// Steps between two collections of device time.
 const DEVICE_TIME_EVERY: usize = 20;
 
@@ -67,6 +71,9 @@ pub struct RunSummary {
     /// The first op whose output held a NaN or an Inf (`[numerics] check_finite`), if one did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub non_finite: Option<NonFinite>,
+    /// The op call `[numerics] capture` named, if it ran: its fingerprints and its re-run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub captured: Option<crate::numerics::CapturedOp>,
     /// The message of what stopped the run (a memory limit, a NaN with
     /// `check_finite = "stop"`), if something did: a program should exit with a failure code
     /// then (the examples exit with 3).
@@ -505,11 +512,18 @@ impl RunRecorder {
             crate::numerics::file::write(&path, &numerics.records)?;
             files.push(path);
         }
-        if !numerics.non_finite_inputs.is_empty() {
-            // The first NaN's op reproduced: its inputs, for a test or an upstream report.
-            let dir = self.out_dir.join(NON_FINITE_DIR);
+        // The first NaN's op, and the captured one, reproduced: their inputs, for a test or an
+        // upstream report.
+        for (name, inputs) in [
+            (NON_FINITE_DIR, &numerics.non_finite_inputs),
+            (CAPTURED_DIR, &numerics.captured_inputs),
+        ] {
+            if inputs.is_empty() {
+                continue;
+            }
+            let dir = self.out_dir.join(name);
             std::fs::create_dir_all(&dir)?;
-            for (at, input) in numerics.non_finite_inputs.iter().enumerate() {
+            for (at, input) in inputs.iter().enumerate() {
                 crate::dump::blob::write_npy(&dir.join(format!("input_{at}.npy")), input)
                     .map_err(std::io::Error::other)?;
             }
@@ -560,6 +574,7 @@ impl RunRecorder {
             device_time,
             memory,
             non_finite: numerics.non_finite,
+            captured: numerics.captured,
             stopped_by: self.stopped_by.clone(),
             files,
         };

@@ -41,7 +41,7 @@ pub use compare::{
 };
 pub use file::{NUMERICS_FILE, NumericsError};
 pub use fingerprint::{Element, Fingerprint, WEIGHT_PERIOD, all_finite};
-pub use non_finite::{NonFinite, Rerun};
+pub use non_finite::{CapturedOp, NonFinite, Rerun};
 pub use record::OpRecord;
 pub use text::render;
 

@@ -36,6 +36,96 @@ pub struct NonFinite {
     pub rerun: Option<Rerun>,
 }
 
+/// The op call `[numerics] capture` named: its inputs kept (in `captured/`), and, where the
+/// edition could, the op run again on a reference backend. In `run.json` as `captured`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CapturedOp {
+    /// Its step.
+    pub step: u64,
+    /// Its `seq` in `numerics.jsonl`.
+    pub seq: u64,
+    /// The op, as the op tables name it.
+    pub op: String,
+    /// Its phase.
+    pub phase: String,
+    /// Where in the user's code it was called from, when call sites are on.
+    pub call_site: Option<String>,
+    /// Its tensor inputs' fingerprints, in argument order.
+    pub inputs: Vec<Fingerprint>,
+    /// Its outputs' fingerprints.
+    pub outputs: Vec<Fingerprint>,
+    /// The op run again on a reference backend with the same inputs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rerun: Option<Rerun>,
+}
+
+impl CapturedOp {
+    /// How the re-run's outputs compare with the run's, within the default tolerance; `None`
+    /// without a re-run or when it could not run.
+    pub fn rerun_agreement(&self) -> Option<(super::Agreement, Vec<super::StatDiff>)> {
+        let rerun = self.rerun.as_ref().filter(|rerun| rerun.error.is_none())?;
+        let tolerance = super::Tolerance::default();
+        Some(super::compare_outputs(
+            &self.outputs,
+            &rerun.outputs,
+            tolerance,
+        ))
+    }
+}
+
+impl std::fmt::Display for CapturedOp {
+    /// `step 0, seq 11: `float_add_scalar` in phase `forward`, called at `...`, inputs [8]
+    /// kept in `captured/`; re-run on ndarray: ...`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "step {}, seq {}: `{}` in phase `{}`",
+            self.step, self.seq, self.op, self.phase
+        )?;
+        if let Some(call_site) = &self.call_site {
+            write!(f, ", called at `{call_site}`,")?;
+        }
+        let shapes: Vec<String> = (self.inputs.iter())
+            .map(|input| format!("{:?}", input.shape))
+            .collect();
+        write!(f, " inputs {} kept in `captured/`", shapes.join(", "))?;
+        let Some(rerun) = &self.rerun else {
+            return Ok(());
+        };
+        match (self.rerun_agreement(), &rerun.error) {
+            (Some((super::Agreement::Identical, _)), _) => write!(
+                f,
+                "; re-run on {}, its outputs are the same bit for bit",
+                rerun.backend
+            ),
+            (Some((super::Agreement::WithinTolerance, _)), _) => write!(
+                f,
+                "; re-run on {}, its outputs agree within the default tolerance: the op computes \
+                 what the reference does, the difference came from its inputs' order of \
+                 operations or precision",
+                rerun.backend
+            ),
+            (Some((_, differences)), _) => {
+                let mut stats: Vec<&str> = differences.iter().map(|d| d.stat).collect();
+                stats.dedup();
+                write!(
+                    f,
+                    "; re-run on {}, its outputs differ ({}): the backend computes this op \
+                     otherwise than the reference from the same inputs",
+                    rerun.backend,
+                    stats.join(", ")
+                )
+            }
+            (None, error) => write!(
+                f,
+                "; could not be re-run on {}: {}",
+                rerun.backend,
+                error.as_deref().unwrap_or("unknown")
+            ),
+        }
+    }
+}
+
 /// The first non-finite op, run again on a reference backend with the same inputs and
 /// arguments: whether it makes the NaN there too.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -17,11 +17,12 @@ use crate::context::op::Op;
 use crate::context::phase;
 use crate::context::switches::{self, NUMERICS};
 use crate::dump::blob::Array;
-use crate::numerics::{Fingerprint, NonFinite, OpRecord};
+use crate::numerics::{CapturedOp, Fingerprint, NonFinite, OpRecord};
 
 /// [`WANTED`]'s bits.
 const FINGERPRINTS: u8 = 1;
 const CHECK_FINITE: u8 = 1 << 1;
+const CAPTURE: u8 = 1 << 2;
 
 /// What ops of the current step are read for, read once per op.
 static WANTED: AtomicU8 = AtomicU8::new(0);
@@ -36,6 +37,9 @@ struct State {
     non_finite: Option<NonFinite>,
     /// The first non-finite op's inputs, as read (a reproduction of the op).
     non_finite_inputs: Vec<Array>,
+    /// The op call `[numerics] capture` names, once it ran, and its inputs.
+    captured: Option<CapturedOp>,
+    captured_inputs: Vec<Array>,
     /// By [`Fingerprint::content_key`], the latest record whose output it was.
     made_by: FxHashMap<u64, u64>,
     /// By the identity the edition gave it, the latest record whose output it was.
@@ -96,7 +100,13 @@ impl Wanted {
         self.0 & CHECK_FINITE != 0
     }
 
-    /// Either.
+    /// Whether this step holds the op call `[numerics] capture` names (not run yet): its ops
+    /// keep their inputs and arguments until they are recorded.
+    pub fn capture(self) -> bool {
+        self.0 & CAPTURE != 0
+    }
+
+    /// Any of them.
     pub fn any(self) -> bool {
         self.0 != 0
     }
@@ -119,6 +129,8 @@ pub fn start(config: NumericsSection) {
         records: Vec::new(),
         non_finite: None,
         non_finite_inputs: Vec::new(),
+        captured: None,
+        captured_inputs: Vec::new(),
         made_by: FxHashMap::default(),
         made_by_identity: FxHashMap::default(),
     });
@@ -148,6 +160,10 @@ fn publish(state: Option<&State>) {
         }
         if in_steps && state.config.check_finite != CheckFinite::Off && state.non_finite.is_none() {
             wanted |= CHECK_FINITE;
+        }
+        let capture_step = state.config.capture.map(|[step, _]| step);
+        if in_steps && capture_step == Some(state.step) && state.captured.is_none() {
+            wanted |= CAPTURE;
         }
         wanted
     });
@@ -250,12 +266,36 @@ fn record_called(
     let made_non_finite = wanted.check_finite() && !outputs.iter().all(Fingerprint::is_finite);
     let phase = at.phase;
     let thread = thread_name(&at.thread);
-    let read = made_non_finite.then(read_inputs);
+    // The call's number, and whether it is the one `[numerics] capture` names.
+    let (seq, captured_here) = {
+        let mut guard = STATE.lock().unwrap_or_else(PoisonError::into_inner);
+        let state = guard.as_mut()?;
+        let seq = state.next_seq;
+        state.next_seq += 1;
+        let named = state.config.capture == Some([state.step, seq]);
+        (seq, named && state.captured.is_none())
+    };
+    let read = (made_non_finite || captured_here).then(read_inputs);
     let mut guard = STATE.lock().unwrap_or_else(PoisonError::into_inner);
     let state = guard.as_mut()?;
-    let seq = state.next_seq;
-    state.next_seq += 1;
-    if let Some(read) = read
+    if let (true, Some(read)) = (captured_here, &read) {
+        let (inputs, arrays): (Vec<Fingerprint>, Vec<Option<Array>>) =
+            read.inputs.iter().cloned().unzip();
+        state.captured_inputs = arrays.into_iter().flatten().collect();
+        let captured = CapturedOp {
+            step: state.step,
+            seq,
+            op: op.name().to_owned(),
+            phase: phase_name(phase, stack),
+            call_site: call_sites::call_site(stack).map(|site| site.to_string()),
+            inputs,
+            outputs: outputs.clone(),
+            rerun: read.rerun.clone(),
+        };
+        eprintln!("burn-profiled: captured {captured}");
+        state.captured = Some(captured);
+    }
+    if let Some(read) = read.filter(|_| made_non_finite)
         && state.non_finite.is_none()
     {
         let NonFiniteInputs { inputs, rerun } = read;
@@ -337,6 +377,10 @@ pub struct NumericsRun {
     pub non_finite: Option<NonFinite>,
     /// Its inputs' data, in argument order (those that could be read): the op reproduced.
     pub non_finite_inputs: Vec<Array>,
+    /// The op call `[numerics] capture` named, if it ran.
+    pub captured: Option<CapturedOp>,
+    /// Its inputs' data, in argument order.
+    pub captured_inputs: Vec<Array>,
 }
 
 /// Stops recording and hands over what was recorded (nothing when it was not started).
@@ -367,6 +411,8 @@ pub fn stop() -> NumericsRun {
         records,
         non_finite: state.non_finite,
         non_finite_inputs: state.non_finite_inputs,
+        captured: state.captured,
+        captured_inputs: state.captured_inputs,
     }
 }
 
@@ -470,7 +516,54 @@ mod tests {
             fingerprints: true,
             check_finite,
             steps,
+            capture: None,
         }
+    }
+
+    /// The call `capture` names has its inputs asked for, once, and its step's ops are told
+    /// to keep theirs until then; no other call is asked.
+    #[test]
+    fn the_call_capture_names_keeps_its_inputs() {
+        let _serial = crate::sinks::TEST_SERIAL
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        start(NumericsSection {
+            capture: Some([1, 3]),
+            ..config(CheckFinite::Off, None)
+        });
+        let exp = Op::named("float_exp");
+        let print = |x: f32| Fingerprint::of(&[x], &[1]);
+        let mut asked = Vec::new();
+        for step in 0..2 {
+            set_step(step);
+            assert_eq!(wanted().capture(), step == 1);
+            for x in 0..3 {
+                let seq = record(
+                    exp,
+                    0,
+                    vec![unknown(vec![1])],
+                    (vec![print(x as f32)], Vec::new()),
+                    || {
+                        asked.push((step, x));
+                        NonFiniteInputs {
+                            inputs: vec![(print(-1.0), Array::from_values(&[1], &[-1.0f32]).ok())],
+                            rerun: None,
+                        }
+                    },
+                );
+                assert!(seq.is_some());
+            }
+        }
+        assert_eq!(asked, [(1, 0)], "seq 3 is step 1's first call");
+        assert!(!wanted().capture(), "captured: nothing more kept");
+        let run = stop();
+        let captured = run.captured.expect("captured");
+        assert_eq!(
+            (captured.step, captured.seq, captured.op.as_str()),
+            (1, 3, "float_exp")
+        );
+        assert_eq!(run.captured_inputs.len(), 1);
+        assert!(run.non_finite.is_none());
     }
 
     /// `steps` bounds what is recorded; a step outside it reads no op.
