@@ -94,6 +94,12 @@ pub fn render(
             "propagators: {} ops after it carried the difference on",
             comparison.propagators
         );
+        let _ = writeln!(
+            text,
+            "to keep its inputs and re-run it on NdArray, run the current program again with \
+             `[numerics] capture = [{}, {}]`",
+            record.step, current[pair.current].seq
+        );
         let _ = writeln!(text, "\nfirst divergences:");
         let first = comparison
             .pairs
