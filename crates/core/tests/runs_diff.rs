@@ -704,3 +704,49 @@ fn ops_placed_on_the_roofline_in_both_runs_show_their_share_before_and_after() {
         "a side without a share says so: {html}"
     );
 }
+
+/// Where both runs wrote `numerics.jsonl`, `diff --html` compares them op by op too: the
+/// culprit on the page; a side whose file cannot be read is named, and the timing diff stands.
+#[test]
+fn the_html_diff_names_the_culprit_where_both_runs_have_numerics() {
+    use burn_profiled_core::numerics::{Fingerprint, OpRecord, file};
+
+    let root = tempfile::tempdir().unwrap();
+    let (before, after) = (root.path().join("before"), root.path().join("after"));
+    write_run(&before, &steps(10.0), &[("float_exp", "forward", 40.0)]);
+    write_run(&after, &steps(10.0), &[("float_exp", "forward", 40.0)]);
+    let record = |seq: u64, op: &str, value: f32| OpRecord {
+        seq,
+        step: 0,
+        thread: "main".into(),
+        op: op.into(),
+        phase: "forward".into(),
+        call_site: Some("src/model.rs:7".into()),
+        input_shapes: vec![vec![2]],
+        producers: Some(vec![seq.checked_sub(1)]),
+        outputs: vec![Fingerprint::of(&[value, 1.0], &[2])],
+    };
+    let run = |exp: f32| [record(0, "float_mul", 2.0), record(1, "float_exp", exp)];
+    file::write(&before.join("numerics.jsonl"), &run(3.0)).unwrap();
+    file::write(&after.join("numerics.jsonl"), &run(3.5)).unwrap();
+    let page = root.path().join("diff.html");
+    let output = diff(&before, &after, &["--html", page.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(0), "{:?}", text(&output));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("<pre id=\"numerics\">diverged (rtol 0.0001, atol 0.00001): 1 of 2 aligned ops in 1 step\nculprit: step 0, float_exp (seq 1 before, 1 after), phase forward, at src/model.rs:7\n"),
+        "{html}"
+    );
+
+    std::fs::write(
+        after.join("numerics.jsonl"),
+        "{\"format\": \"burn-profiled-numerics\", \"version\": 9}\n",
+    )
+    .unwrap();
+    diff(&before, &after, &["--html", page.to_str().unwrap()]);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("<pre id=\"numerics\">not compared: ") && html.contains("version 9"),
+        "{html}"
+    );
+}

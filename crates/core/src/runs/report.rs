@@ -260,6 +260,15 @@ pub fn html(run: &Run) -> String {
             escape(&found.to_string())
         );
     }
+    if let Ok(captured) =
+        serde_json::from_value::<crate::numerics::CapturedOp>(summary["captured"].clone())
+    {
+        let _ = write!(
+            page,
+            "<p id=\"captured\"><b>Captured call:</b> {}</p>",
+            escape(&captured.to_string())
+        );
+    }
 
     page.push_str("<h2>Step time</h2>");
     if run.step_seconds.is_empty() {
@@ -824,8 +833,36 @@ pub fn diff_html(diff: &Diff, before: &[Run], after: &[Run]) -> String {
             bytes_text(*a)
         );
     }
+    if let (Some(b), Some(a)) = (before.first(), after.first()) {
+        page.push_str(&numerics_section(b, a));
+    }
     page.push_str("</body></html>\n");
     page
+}
+
+/// Where both runs wrote `numerics.jsonl`: the two compared op by op
+/// ([`numerics::compare`](crate::numerics::compare)), as `burn-profiled numerics` prints it with
+/// its default tolerance; a file that cannot be read is named with why.
+fn numerics_section(before: &Run, after: &Run) -> String {
+    use crate::numerics::{self, NUMERICS_FILE};
+    let (b, a) = (
+        before.dir.join(NUMERICS_FILE),
+        after.dir.join(NUMERICS_FILE),
+    );
+    if !b.exists() || !a.exists() {
+        return String::new();
+    }
+    let text = match (numerics::file::read(&b), numerics::file::read(&a)) {
+        (Ok(reference), Ok(current)) => {
+            let comparison = numerics::compare(&reference, &current, Default::default());
+            numerics::render(&comparison, &reference, &current, 10)
+        }
+        (Err(error), _) | (_, Err(error)) => format!("not compared: {error}"),
+    };
+    format!(
+        "<h2>Numerics, op by op (the first runs of each side)</h2><pre id=\"numerics\">{}</pre>",
+        escape(&text)
+    )
 }
 
 /// The table `id` of the diff's `ops` under the heading `title`: per op and phase, `time`
