@@ -8,10 +8,31 @@
 //! Deliberate deviations from the original, which crashes or misreports there: strings are
 //! compared for equality; a list or object facing something else is a plain "Mismatch"; and
 //! mismatches hidden by the per-tensor limit still fail the comparison (the original reports
-//! "consistent" when the limit is 0) and are counted in a line of their own.
+//! "consistent" when the limit is 0) and are counted in a line of their own; and a value
+//! whose text is longer than [`SHOWN_CHARS`] (a whole tensor facing one of another length) is
+//! cut there, with its length said, where the original prints it whole (hundreds of KB on one
+//! line).
 
 use super::json::{PyJson, abs_difference, key_positions};
 use crate::python;
+
+/// The most characters of a value a mismatch shows.
+pub const SHOWN_CHARS: usize = 200;
+
+/// `value` as the original prints it, cut after [`SHOWN_CHARS`] characters with how long it
+/// was (a list's element count).
+fn shown(value: &PyJson) -> String {
+    let text = python_repr(value);
+    if text.chars().count() <= SHOWN_CHARS {
+        return text;
+    }
+    let cut: String = text.chars().take(SHOWN_CHARS).collect();
+    let length = match value {
+        PyJson::List(items) => format!("a list of {} elements, ", items.len()),
+        _ => String::new(),
+    };
+    format!("{cut}... ({length}{} characters in all)", text.chars().count())
+}
 
 /// How [`compare`] judges.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -202,8 +223,8 @@ impl Walk<'_> {
                 let text = format!(
                     "  Length mismatch at path: {}\n    Dumped data: {}\n    Struct to compare: {}",
                     path(),
-                    python_repr(reference),
-                    python_repr(current)
+                    shown(reference),
+                    shown(current)
                 );
                 self.push(out, text, f64::INFINITY);
             }
@@ -221,8 +242,8 @@ impl Walk<'_> {
                 let text = format!(
                     "  Mismatch at path: {}\n    Dumped data: {}\n    Struct to compare: {}",
                     path(),
-                    python_repr(r),
-                    python_repr(c)
+                    shown(r),
+                    shown(c)
                 );
                 self.push(out, text, 0.0);
             }
@@ -401,6 +422,17 @@ mod tests {
         assert_eq!(
             lengths.shown[0].text,
             "  Length mismatch at path: . (i.e. root)\n    Dumped data: [1, 2]\n    Struct to compare: [1]"
+        );
+        // A tensor facing one of another length is cut, with its length said.
+        let long: Vec<String> = (0..1000).map(|i| i.to_string()).collect();
+        let long = parse(&format!("[{}]", long.join(", ")));
+        let cut = compare(&long, &parse("[1]"), &none, options);
+        let dumped = cut.shown[0].text.lines().nth(1).unwrap().to_owned();
+        assert!(dumped.len() < 300, "{dumped}");
+        assert!(
+            dumped.starts_with("    Dumped data: [0, 1, 2, 3,")
+                && dumped.ends_with("... (a list of 1000 elements, 4890 characters in all)"),
+            "{dumped}"
         );
         let kinds = compare(
             &parse(r#"{"a": [1]}"#),
