@@ -58,6 +58,7 @@ pub mod dump;
 pub mod fused;
 mod launch_thread;
 mod numerics_batch;
+mod numerics_path;
 pub mod nvtx;
 mod op_numerics;
 mod rerun;

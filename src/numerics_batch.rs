@@ -3,7 +3,7 @@
 //! returns, and the sums of up to [`BATCH`] ops are read together, in one transfer, when the
 //! batch is full or the step ends ([`numerics::flush_with`]). The ops of a batch keep their
 //! tensors until it is read: the outputs of the first op whose sum is not finite are then read
-//! whole, as the op path does it ([`probe::record_read`]).
+//! whole, as the op path does it ([`record_read`](crate::op_numerics::record_read)).
 //!
 //! On NdArray, whose ops have run when they return, each sum is read as its op returns: that
 //! costs less there than holding every tensor of a batch.
@@ -16,8 +16,8 @@ use burn_backend::{Backend, DType, TensorMetadata};
 use burn_profiled_core::sinks::numerics::{self, CalledAt, Input};
 use burn_std::FloatDType;
 
-use crate::op_numerics::Held;
-use crate::probe::{self, Op};
+use crate::op_numerics::{Held, Replay};
+use crate::probe::Op;
 
 /// The most ops whose sums are read in one transfer.
 pub(crate) const BATCH: usize = 64;
@@ -30,7 +30,7 @@ pub(crate) struct Deferred<B: Backend> {
     pub(crate) inputs: Vec<Input>,
     pub(crate) held: Vec<Held<B>>,
     pub(crate) outputs: Vec<Held<B>>,
-    pub(crate) replay: Option<crate::rerun::Replay>,
+    pub(crate) replay: Option<Replay>,
 }
 
 struct Batch<B: Backend> {
@@ -188,7 +188,7 @@ fn check<B: Backend>(batch: Batch<B>) {
         if outputs.iter().all(crate::op_numerics::finite) {
             continue;
         }
-        probe::record_read(
+        crate::op_numerics::record_read(
             called,
             (op, stack),
             (inputs, held, replay),

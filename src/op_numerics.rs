@@ -14,7 +14,9 @@ use std::any::Any;
 
 use burn_backend::ops::{MaxPool1dWithIndices, MaxPool2dWithIndices};
 use burn_backend::{Backend, DType, TensorData, TensorMetadata};
+use burn_profiled_core::context::op::Op;
 use burn_profiled_core::numerics::{Fingerprint, all_finite};
+use burn_profiled_core::sinks::numerics;
 
 /// A tensor of an op, kept to be read: `B`'s primitive of its kind.
 #[derive(Clone)]
@@ -288,6 +290,49 @@ pub(crate) trait NoTensor {
 }
 
 impl<T> NoTensor for Tensors<'_, T> {}
+
+/// What re-running an op on NdArray gives ([`rerun`](crate::rerun)): its outputs, or why
+/// there are none.
+pub(crate) type Replayed = Result<Vec<TensorData>, String>;
+
+/// A re-run of one op, ready to go: its arguments captured.
+pub(crate) type Replay = Box<dyn FnOnce() -> Replayed + Send>;
+
+/// Hands the record of `op` (called at `at`, with call stack `stack`), whose `outputs` were
+/// read, to the numerics sink; `held` inputs are read, and the op re-run (`replay`), only when
+/// it made the first NaN or Inf.
+pub(crate) fn record_read<B: Backend>(
+    at: numerics::CalledAt,
+    (op, stack): (&'static Op, u32),
+    (inputs, held, replay): (Vec<numerics::Input>, Vec<Held<B>>, Option<Replay>),
+    outputs: &[burn_backend::TensorData],
+    identities: Vec<u64>,
+) -> Option<u64> {
+    let prints = outputs.iter().filter_map(fingerprint).collect();
+    numerics::record_at(at, op, stack, inputs, (prints, identities), || {
+        let read = held.into_iter().filter_map(Held::read);
+        let inputs = read.filter_map(|data| {
+            let print = fingerprint(&data)?;
+            Some((print, array(&data)))
+        });
+        let rerun = replay.map(|replay| {
+            let (outputs, error) = match replay() {
+                Ok(outputs) => (outputs, None),
+                Err(error) => (Vec::new(), Some(error)),
+            };
+            let prints = outputs.iter().filter_map(fingerprint);
+            burn_profiled_core::numerics::Rerun {
+                backend: "ndarray".to_owned(),
+                outputs: prints.collect(),
+                error,
+            }
+        });
+        numerics::NonFiniteInputs {
+            inputs: inputs.collect(),
+            rerun,
+        }
+    })
+}
 
 #[cfg(test)]
 mod tests {

@@ -16,10 +16,4 @@ mod capture;
 #[cfg(feature = "ndarray")]
 pub(crate) use capture::*;
 
-use burn_backend::TensorData;
-
-/// What a re-run gives: the outputs NdArray computed, or why there are none.
-pub(crate) type Replayed = Result<Vec<TensorData>, String>;
-
-/// A re-run of one op, ready to go: its arguments captured.
-pub(crate) type Replay = Box<dyn FnOnce() -> Replayed + Send>;
+pub(crate) use crate::op_numerics::Replay;

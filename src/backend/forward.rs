@@ -95,7 +95,7 @@ macro_rules! forward_call {
         use $crate::probe::{NoArg as _, TensorArgOf as _, WindowArgOf as _};
         #[allow(unused_imports)]
         use $crate::op_numerics::{NoTensor as _, TensorOf as _, TensorsIn as _};
-        let numerics = $crate::probe::numerics_start::<$b>($flags, || {
+        let numerics = $crate::numerics_path::numerics_start::<$b>($flags, || {
             let mut seen = $crate::op_numerics::Seen::default();
             $( (&&&$crate::op_numerics::Tensors(&$arg)).hold::<$b>(&mut seen); )*
             seen
@@ -117,7 +117,7 @@ macro_rules! forward_call {
             out
         };
         // Read after the op's guard ended: the reads are not the op's time.
-        $crate::probe::numerics_end::<$b>(&$op, numerics, || {
+        $crate::numerics_path::numerics_end::<$b>(&$op, numerics, || {
             let mut seen = $crate::op_numerics::Seen::default();
             (&&&$crate::op_numerics::Tensors(&out)).hold::<$b>(&mut seen);
             seen
@@ -134,7 +134,7 @@ macro_rules! capture {
     };
     (yes $b:ident, $numerics:ident, $name:ident($($arg:ident),*)) => {{
         #[cfg(feature = "ndarray")]
-        let replay = match $crate::probe::replay_wanted::<$b>(&$numerics) {
+        let replay = match $crate::numerics_path::replay_wanted::<$b>(&$numerics) {
             false => None,
             true => {
                 #[allow(unused_imports)]

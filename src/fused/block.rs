@@ -136,7 +136,7 @@ impl<R: CubeRuntime> Optimization<ProfiledCubeRuntime<R>> for FusedBlock<R> {
                     .map(|shape| probe::Arg::Tensor(shape, None))
                     .collect()
             };
-            let wanted = probe::numerics_wanted(flags);
+            let wanted = crate::numerics_path::numerics_wanted(flags);
             // Read before and after the block's guard: the reads are not the block's time.
             let before = wanted.map(|wanted| block_numerics::inputs_before(io, context, wanted));
             {

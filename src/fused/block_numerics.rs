@@ -19,7 +19,7 @@ use burn_profiled_core::sinks::numerics::{Input, Source, Wanted};
 
 use super::block_io::BlockIo;
 use crate::op_numerics::{Held, Kind, Seen};
-use crate::probe::{self, Op};
+use crate::probe::Op;
 
 /// The backend the block's tensors are read through: CubeCL reads a handle by its own dtype.
 type ReadBackend<R> = CubeBackend<R, f32, i32, u32>;
@@ -94,7 +94,7 @@ pub(super) fn record<R: CubeRuntime>(
         let inputs = inputs.collect();
         let name = Op::named(&op.table_name);
         let outputs = Seen::unidentified(outputs);
-        let seq = probe::record_numerics(
+        let seq = crate::numerics_path::record_numerics(
             (name, 0, true),
             wanted,
             (inputs, held_inputs, None),

@@ -9,7 +9,7 @@ use std::cell::OnceCell;
 use burn_backend::ops::{BoolTensorOps, FloatTensorOps, IntTensorOps};
 use burn_backend::{Backend, DType, DeviceOps, TensorData, TensorMetadata};
 
-use super::Replayed;
+use crate::op_numerics::Replayed;
 
 use crate::op_numerics::Held;
 

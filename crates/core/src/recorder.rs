@@ -431,7 +431,8 @@ impl RunRecorder {
     /// `trace.json`, `ops.json` and `run.json` (those whose tools ran) to the output directory,
     /// with `ops_by_shapes.json` when statistics are kept by shapes and `ops_by_device.json`
     /// with several devices. The dumps' directory is listed after `trace.json` when the
-    /// process-wide dumper (`[dump] enabled`) dumped. Sync the devices first.
+    /// process-wide dumper (`[dump] enabled`) dumped there (not when it compared with what
+    /// was there). Sync the devices first.
     pub fn finish(self) -> std::io::Result<RunSummary> {
         let device_time = self.device_time.then(|| {
             let summary = device_time::stop();
@@ -530,7 +531,8 @@ impl RunRecorder {
             files.push(dir);
         }
         let dump = &config.dump;
-        if dump.enabled && crate::dump::global::dump_count() > 0 {
+        // A comparison reads the dumps there: it wrote nothing.
+        if dump.enabled && !dump.compare && crate::dump::global::dump_count() > 0 {
             files.push(dump.dir_in(&self.out_dir));
         }
         let measured_steps = self.steps.saturating_sub(config.stopwatch.warmup_iters);

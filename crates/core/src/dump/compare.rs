@@ -31,7 +31,10 @@ fn shown(value: &PyJson) -> String {
         PyJson::List(items) => format!("a list of {} elements, ", items.len()),
         _ => String::new(),
     };
-    format!("{cut}... ({length}{} characters in all)", text.chars().count())
+    format!(
+        "{cut}... ({length}{} characters in all)",
+        text.chars().count()
+    )
 }
 
 /// How [`compare`] judges.
