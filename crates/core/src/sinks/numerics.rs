@@ -217,18 +217,6 @@ fn flush() {
     }
 }
 
-/// [`record`] for an op called earlier, at `at`.
-pub fn record_at(
-    at: CalledAt,
-    op: &'static Op,
-    stack: u32,
-    inputs: Vec<Input>,
-    outputs: (Vec<Fingerprint>, Vec<u64>),
-    read_inputs: impl FnOnce() -> NonFiniteInputs,
-) -> Option<u64> {
-    record_called(at, op, stack, inputs, outputs, read_inputs)
-}
-
 /// One call of `op` returned `outputs` (their fingerprints, in order, and the identities the
 /// edition gave them, if any) from `inputs`;
 /// `read_inputs` gives the inputs' fingerprints and their data (where it could be kept) and
@@ -244,7 +232,7 @@ pub fn record(
     (outputs, identities): (Vec<Fingerprint>, Vec<u64>),
     read_inputs: impl FnOnce() -> NonFiniteInputs,
 ) -> Option<u64> {
-    record_called(
+    record_at(
         CalledAt::here(),
         op,
         stack,
@@ -254,7 +242,8 @@ pub fn record(
     )
 }
 
-fn record_called(
+/// [`record`] for an op called earlier, at `at`.
+pub fn record_at(
     at: CalledAt,
     op: &'static Op,
     stack: u32,
