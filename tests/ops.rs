@@ -124,7 +124,8 @@ fn table_ops(table: &str) -> Vec<&str> {
     let mut in_forward = false;
     for line in table.lines() {
         let trimmed = line.trim();
-        if trimmed == "forward! {" {
+        // (`@no_replay`: a table whose ops are not re-run on NdArray.)
+        if trimmed == "forward! {" || trimmed == "forward! { @no_replay" {
             in_forward = true;
         } else if in_forward && trimmed == "}" {
             in_forward = false;
