@@ -225,6 +225,11 @@ impl Session {
     /// stop the run, and exit with a failure code.
     pub fn finish_iter(&mut self) -> Result<(), RunStopped> {
         if !self.told_ops_invisible && !self.blocks.saw_an_op.load(Ordering::Relaxed) {
+            // A step that read nothing left its ops queued in fusion: run them before
+            // concluding (once: after this the session has said it, or seen one).
+            let _ = self.device.sync();
+        }
+        if !self.told_ops_invisible && !self.blocks.saw_an_op.load(Ordering::Relaxed) {
             // A CubeCL device whose first step reached no fusion server: fusion is off.
             self.told_ops_invisible = true;
             eprintln!(
