@@ -138,6 +138,16 @@ impl BlockRecorder {
         )
     }
 
+    /// The bytes of the device's tensors alive now by the block that made them, most first,
+    /// with `[memory] per_op`.
+    pub(crate) fn kept_by_maker(&self) -> Vec<(&'static str, u64)> {
+        self.memory.as_ref().map_or_else(Vec::new, |(live, _)| {
+            live.lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .kept_by_maker()
+        })
+    }
+
     /// How many tensors had no byte size (sub-byte quantized types), with `[memory] per_op`.
     pub(crate) fn unsized_tensors(&self) -> u64 {
         self.memory.as_ref().map_or(0, |(live, _)| {
@@ -177,21 +187,24 @@ impl FusionObserver for BlockRecorder {
         // Also with everything off: the block's ops are done with their phases, and their
         // tensors are live or freed.
         let phase = phases::of_block(block.iter());
+        let flags = switches::all();
+        let named = flags & (RANGES | STATS | TRACE | DEVICE) != 0;
+        let op = named.then(|| {
+            let names: Vec<String> = block
+                .iter()
+                .filter(|op| !matches!(op, OperationIr::Drop(_)))
+                .map(op_names::op_name)
+                .collect();
+            Op::named(&block_name(&names))
+        });
         let memory = self.memory.as_ref().map(|(live, _)| {
             live.lock()
                 .unwrap_or_else(PoisonError::into_inner)
-                .apply(block.iter())
+                .apply(block.iter(), op.map(Op::name))
         });
-        let flags = switches::all();
-        if flags & (RANGES | STATS | TRACE | DEVICE) == 0 {
+        let Some(op) = op else {
             return;
-        }
-        let names: Vec<String> = block
-            .iter()
-            .filter(|op| !matches!(op, OperationIr::Drop(_)))
-            .map(op_names::op_name)
-            .collect();
-        let op = Op::named(&block_name(&names));
+        };
         let shapes =
             (flags & SHAPES != 0 && stats::keyed_by_shapes()).then(|| input_shapes(block.iter()));
         let work =

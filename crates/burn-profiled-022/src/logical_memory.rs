@@ -13,11 +13,14 @@ use std::collections::HashMap;
 use burn_ir::{OperationIr, TensorId, TensorIr, TensorStatus};
 use burn_profiled_core::sinks::stats::OpMemory;
 
-/// The tensors alive on one device, by id, with their bytes.
+/// The tensors alive on one device, by id, with their bytes and the block that made them.
 #[derive(Default)]
 pub(crate) struct LiveTensors {
-    bytes: HashMap<TensorId, u64>,
+    bytes: HashMap<TensorId, (u64, Option<&'static str>)>,
     live: u64,
+    /// The bytes alive now by the block that made them (those made while blocks were named:
+    /// statistics or a timeline on).
+    kept: HashMap<&'static str, u64>,
     /// Tensors whose bytes the IR does not give (sub-byte quantized types): counted as 0.
     sizeless: u64,
 }
@@ -29,8 +32,12 @@ fn bytes_of(tensor: &TensorIr) -> Option<u64> {
 
 impl LiveTensors {
     /// Applies a block's ops in order: what they allocated, what they freed, and the live
-    /// bytes after them.
-    pub(crate) fn apply<'a>(&mut self, ops: impl Iterator<Item = &'a OperationIr>) -> OpMemory {
+    /// bytes after them. Its outputs are `made_by` its name, when it has one.
+    pub(crate) fn apply<'a>(
+        &mut self,
+        ops: impl Iterator<Item = &'a OperationIr>,
+        made_by: Option<&'static str>,
+    ) -> OpMemory {
         let mut call = OpMemory {
             alloc_bytes: 0,
             freed_bytes: 0,
@@ -46,10 +53,13 @@ impl LiveTensors {
                     self.sizeless += 1;
                     0
                 });
-                if let Some(before) = self.bytes.insert(output.id, bytes) {
-                    self.live -= before;
+                if let Some(before) = self.bytes.insert(output.id, (bytes, made_by)) {
+                    self.forget(before);
                 }
                 self.live += bytes;
+                if let Some(name) = made_by {
+                    *self.kept.entry(name).or_default() += bytes;
+                }
                 call.alloc_bytes += bytes;
             }
             for input in op.inputs() {
@@ -63,9 +73,29 @@ impl LiveTensors {
     }
 
     fn free(&mut self, id: TensorId) -> u64 {
-        let bytes = self.bytes.remove(&id).unwrap_or(0);
+        match self.bytes.remove(&id) {
+            Some(tensor) => self.forget(tensor),
+            None => 0,
+        }
+    }
+
+    /// Takes a tensor's bytes off the live ones and off its maker's.
+    fn forget(&mut self, (bytes, made_by): (u64, Option<&'static str>)) -> u64 {
         self.live -= bytes;
+        if let Some(kept) = made_by.and_then(|name| self.kept.get_mut(name)) {
+            *kept -= bytes;
+        }
         bytes
+    }
+
+    /// The bytes alive now by the block that made them, most first (none of 0 bytes).
+    pub(crate) fn kept_by_maker(&self) -> Vec<(&'static str, u64)> {
+        let mut kept: Vec<(&'static str, u64)> = (self.kept.iter())
+            .filter(|(_, bytes)| **bytes > 0)
+            .map(|(name, bytes)| (*name, *bytes))
+            .collect();
+        kept.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+        kept
     }
 
     /// The bytes of the tensors alive now.

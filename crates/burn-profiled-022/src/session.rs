@@ -260,6 +260,14 @@ impl Session {
     /// directory, with `ops_by_shapes.json` when statistics are kept by shapes.
     pub fn finish(self) -> std::io::Result<RunSummary> {
         self.recorder.sync().sync();
+        // From the IR, frees are the `drop` blocks' and the last readers': the growth warning
+        // names the blocks whose outputs are still alive instead.
+        let device = format!("{:?}", self.device);
+        let kept = self.blocks.kept_by_maker().into_iter();
+        burn_profiled_core::memory::set_kept_by_op(
+            kept.map(|(op, bytes)| (device.clone(), op.to_owned(), bytes))
+                .collect(),
+        );
         let unsized_tensors = self.blocks.unsized_tensors();
         if unsized_tensors > 0 {
             eprintln!(

@@ -237,6 +237,7 @@ impl RunRecorder {
             memory_steps: None,
             stopped_by: None,
         };
+        memory::clear_kept_by_op();
         let memory_config = &recorder.config.memory;
         if memory_config.per_step || memory_config.per_op {
             memory::install_out_of_memory_context();

@@ -34,6 +34,38 @@ use crate::sinks::trace;
 #[doc(hidden)]
 pub use oom::{install_out_of_memory_context, limit_text, remember};
 
+/// What an edition knows of the bytes still alive at the run's end by the op that made them
+/// (`(device, op, bytes)`), for the growth warning; `None`: the op table's net allocations.
+static KEPT_BY_OP: std::sync::Mutex<Option<Vec<(String, String, u64)>>> =
+    std::sync::Mutex::new(None);
+
+/// Hands the growth warning the bytes still alive at the run's end by the op that made them
+/// (`(device, op, bytes)`, most first): for an edition whose frees land on other ops than the
+/// allocations (Burn 0.22: `drop` blocks), so that the warning names the ops whose outputs
+/// stay, not the largest outputs. A session's start clears it.
+pub fn set_kept_by_op(kept: Vec<(String, String, u64)>) {
+    let mut slot = KEPT_BY_OP
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    *slot = Some(kept);
+}
+
+/// Forgets what [`set_kept_by_op`] handed over (a session starts).
+#[doc(hidden)]
+pub fn clear_kept_by_op() {
+    let mut slot = KEPT_BY_OP
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    *slot = None;
+}
+
+fn kept_by_op() -> Option<Vec<(String, String, u64)>> {
+    let slot = KEPT_BY_OP
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    slot.clone()
+}
+
 /// Memory at the end of one measured step.
 #[derive(Debug, Clone, PartialEq)]
 #[doc(hidden)]
@@ -253,7 +285,9 @@ impl MemoryRun {
     /// The warning for each memory that grew: `burn-profiled: memory grew ...`, with the ops
     /// that kept most of what they allocated (with per-op memory).
     pub fn growth_warnings(&self, measured_steps: usize) -> Vec<String> {
-        let top_ops = stats::snapshot().net_allocations();
+        let kept = kept_by_op();
+        let alive_at_end = kept.is_some();
+        let top_ops = kept.unwrap_or_else(|| stats::snapshot().net_allocations());
         self.growth
             .iter()
             .filter(|g| g.growing)
@@ -284,11 +318,16 @@ impl MemoryRun {
                     })
                     .collect();
                 if self.host_allocations_tracked.is_some() || !self.op_peaks.is_empty() {
-                    if !ops.is_empty() {
-                        text.push_str(&format!(
+                    match (ops.is_empty(), alive_at_end) {
+                        (true, _) => {}
+                        (false, false) => text.push_str(&format!(
                             "; ops that kept most of what they allocated, per step: {}",
                             ops.join(", ")
-                        ));
+                        )),
+                        (false, true) => text.push_str(&format!(
+                            "; ops whose outputs are still alive at the end, per step: {}",
+                            ops.join(", ")
+                        )),
                     }
                 } else {
                     text.push_str(
