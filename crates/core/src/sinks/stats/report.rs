@@ -486,6 +486,15 @@ impl Snapshot {
                 ""
             };
         let mut out = String::new();
+        if settings.host_times_are_launches && !device {
+            // Said first: the ranking below is not the device's.
+            let _ = writeln!(
+                out,
+                "Ranked by host time: on this asynchronous backend an op's host time is its \
+                 launch, not its work on the device (`[stats] device_time = true` ranks by device \
+                 time)"
+            );
+        }
         let rule = rule.trim_end();
         let _ = writeln!(out, "{rule}");
         let header: String = columns
@@ -939,6 +948,10 @@ mod tests {
         assert!(
             table.contains("on this asynchronous backend an op's host time is its launch, and the wait lands in `sync`"),
             "{table}"
+        );
+        assert!(
+            table.starts_with("Ranked by host time: on this asynchronous backend"),
+            "the table says it first: {table}"
         );
         // Kernels' device time is the op's own: rates from it.
         stats::record_kernel(&LAUNCHED, (0, 0, 0), None, Duration::from_micros(2));
