@@ -13,7 +13,7 @@
 ///   that made a NaN or an Inf (`numerics::NonFinite`), and `numerics.jsonl` among its files.
 /// - 5: `non_finite`'s `rerun`, that op run again on NdArray (`numerics::Rerun`), where it was;
 ///   `[numerics] capture` in `run.json`'s configuration, and `run.json`'s `captured`
-///   (`numerics::CapturedOp`).
+///   (`numerics::CapturedOp`); `first_step_seconds`.
 pub const RUN_FORMAT_VERSION: u32 = 5;
 
 /// The oldest version of `run.json` and `ops.json` that [`runs`](crate::runs) reads: each

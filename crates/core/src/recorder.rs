@@ -25,6 +25,29 @@ use crate::sinks::numerics;
 use crate::stopwatch::{self, StopwatchConfig};
 use crate::{probe, stats, trace};
 
+/// What a session says at its end when its first step took far longer than a measured one on
+/// an asynchronous (CubeCL) backend: that time is the kernels' compilation and autotuning,
+/// which CubeCL caches for the next runs. `None` otherwise (under 5 s, or under 10 measured
+/// steps' median).
+pub fn first_step_note(first: Option<f64>, measured: &[f64], asynchronous: bool) -> Option<String> {
+    let first = first?;
+    let mut sorted = measured.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let median = *sorted.get(sorted.len() / 2)?;
+    (asynchronous && first >= 5.0 && first > 10.0 * median).then(|| {
+        format!(
+            "burn-profiled: the first step took {first:.1} s, {:.0}x a measured step ({}): on this \
+             backend that is CubeCL compiling and autotuning its kernels, which it caches for the \
+             next runs; it is in warm-up, not in the measured steps",
+            first / median,
+            match median >= 1.0 {
+                true => format!("{median:.2} s"),
+                false => format!("{:.1} ms", median * 1e3),
+            }
+        )
+    })
+}
+
 /// Where a run keeps the inputs of the first op that made a NaN or an Inf
 /// (`input_<i>.npy`, in argument order), next to `run.json`'s `non_finite`.
 pub const NON_FINITE_DIR: &str = "non_finite";
@@ -60,6 +83,10 @@ pub struct RunSummary {
     /// Each measured step's time, in seconds: from the end of the step before (at
     /// `finish_iter`) to its own end.
     pub step_seconds: Vec<f64>,
+    /// The first step's time, from the session's start to its `finish_iter`, warm-up or not:
+    /// on a CubeCL backend it holds the kernels' compilation and autotuning.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_step_seconds: Option<f64>,
     /// The stopwatch report, if the stopwatch ran.
     pub stopwatch: Option<stopwatch::Report>,
     /// Device time, if it was recorded (`[stats] device_time`).
@@ -145,6 +172,7 @@ pub struct RunRecorder {
     /// When the last step ended (the start for the first), on the shared clock (the timeline's
     /// `ProfilerStep` spans are on it), and the measured steps' times.
     step_ended: Duration,
+    first_step_seconds: Option<f64>,
     step_seconds: Vec<f64>,
     steps: usize,
     warmup_done: bool,
@@ -228,6 +256,7 @@ impl RunRecorder {
             out_dir,
             started: Instant::now(),
             step_ended: clock::now(),
+            first_step_seconds: None,
             step_seconds: Vec::new(),
             steps: 0,
             warmup_done: false,
@@ -350,6 +379,9 @@ impl RunRecorder {
             self.step_seconds
                 .push(now.saturating_sub(self.step_ended).as_secs_f64());
             trace::record_step(self.steps, self.step_ended, now);
+        }
+        if self.steps == 0 {
+            self.first_step_seconds = Some(now.saturating_sub(self.step_ended).as_secs_f64());
         }
         self.step_ended = now;
         self.steps += 1;
@@ -548,6 +580,13 @@ impl RunRecorder {
                 unattributed,
             }
         });
+        if let Some(note) = first_step_note(
+            self.first_step_seconds,
+            &self.step_seconds,
+            self.identity.asynchronous,
+        ) {
+            eprintln!("{note}");
+        }
         let memory = self.memory_steps.as_ref().map(|steps| {
             let run = steps.summary(config.memory.per_op);
             if !steps.is_empty() {
@@ -573,6 +612,7 @@ impl RunRecorder {
             measured_steps,
             wall_seconds: self.started.elapsed().as_secs_f64(),
             step_seconds: self.step_seconds.clone(),
+            first_step_seconds: self.first_step_seconds,
             stopwatch: report,
             device_time,
             memory,
@@ -793,6 +833,33 @@ mod calibration_tests {
         assert_eq!(
             nothing,
             Err("no workload to measure FLOP/s with".to_owned())
+        );
+    }
+}
+
+#[cfg(test)]
+mod first_step_tests {
+    use super::first_step_note;
+
+    /// A first step of minutes on a CubeCL backend is explained; a short one, or one on
+    /// NdArray, is not.
+    #[test]
+    fn a_first_step_far_longer_than_the_others_is_explained_on_cubecl() {
+        let measured = [0.9, 1.0, 1.1];
+        let note = first_step_note(Some(118.2), &measured, true).expect("explained");
+        assert_eq!(
+            note,
+            "burn-profiled: the first step took 118.2 s, 118x a measured step (1.00 s): on this \
+             backend that is CubeCL compiling and autotuning its kernels, which it caches for \
+             the next runs; it is in warm-up, not in the measured steps"
+        );
+        assert_eq!(first_step_note(Some(118.2), &measured, false), None);
+        assert_eq!(first_step_note(Some(4.0), &[0.01], true), None, "under 5 s");
+        assert_eq!(first_step_note(Some(8.0), &[1.0], true), None, "under 10x");
+        assert_eq!(
+            first_step_note(Some(8.0), &[], true),
+            None,
+            "no measured step"
         );
     }
 }
