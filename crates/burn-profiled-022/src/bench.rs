@@ -29,7 +29,7 @@ impl BlockObserver {
                 kind: TypeId::of::<Device>(),
                 number: 0,
             },
-            || format!("{device:?}"),
+            || crate::session::device_label(device),
         );
         let _ = device.sync();
         let (fusion, compute) = crate::runners::of(device);

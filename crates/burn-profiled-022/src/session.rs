@@ -51,11 +51,42 @@ impl Drop for Live {
 /// What a session says once when it sees none of the device's ops, and what still works.
 fn ops_invisible_note(device: &Device, why: &str) -> String {
     format!(
-        "burn-profiled: the ops of {device:?} are not visible ({why}): the op table, the \
+        "burn-profiled: the ops of {} are not visible ({why}): the op table, the \
          timeline and NVTX op ranges stay empty. The stopwatch, user ranges, memory per step and \
          the run directory work as usual. Ops are visible on CubeCL devices with fusion on \
-         (burn's default for wgpu, CUDA, ROCm, Metal and Vulkan)."
+         (burn's default for wgpu, CUDA, ROCm, Metal and Vulkan).",
+        device_label(device)
     )
+}
+
+/// A device's name in the run's tables, warnings and files: `wgpu:DefaultDevice`, `cuda:0`,
+/// from Burn's `Debug` of the device without autodiff (the whole of it where its shape is
+/// not the one known).
+pub(crate) fn device_label(device: &Device) -> String {
+    let dispatch = format!("{:?}", device.clone().without_autodiff().as_dispatch());
+    label_of(&dispatch).unwrap_or(dispatch)
+}
+
+/// `wgpu:DefaultDevice` of `Cube(Wgpu(WgpuDevice { kind: DefaultDevice, backend: Auto }))`,
+/// `cuda:0` of `Cube(Cuda(CudaDevice { index: 0 }))`, `ndarray:Cpu` of `NdArray(Cpu)`.
+fn label_of(dispatch: &str) -> Option<String> {
+    let inner = (dispatch.strip_prefix("Cube("))
+        .map_or(dispatch, |rest| rest.strip_suffix(')').unwrap_or(rest));
+    let (backend, device) = inner.split_once('(')?;
+    let device = device.strip_suffix(')')?;
+    let detail = match device.split_once('{') {
+        // A struct: its first field's value.
+        Some((_, fields)) => {
+            let first = fields.trim_end_matches('}').split(',').next()?;
+            first.split_once(':')?.1.trim().to_owned()
+        }
+        None => device.trim().to_owned(),
+    };
+    let backend = backend.trim().to_lowercase();
+    match detail.is_empty() || backend.is_empty() {
+        true => None,
+        false => Some(format!("{backend}:{detail}")),
+    }
 }
 
 /// Burn's name for what `device` runs on, as `run.json` says it: `autodiff<fusion<cube>>`.
@@ -116,7 +147,7 @@ impl Session {
         }
         // Before any observer: the calibration's ops are not the run's.
         recorder::calibrate(&config, || crate::calibration::calibrate(device));
-        let name = format!("{device:?}");
+        let name = device_label(device);
         let sync_device = device.clone();
         let sync = DeviceSync::custom(name.clone(), move || {
             // A failed sync resurfaces at the next read of the device; timing goes on.
@@ -243,7 +274,7 @@ impl Session {
                 .memory_pool_usage()
                 .map(|usage| {
                     vec![(
-                        format!("{device:?}"),
+                        device_label(device),
                         DeviceMemory {
                             allocations: usage.number_allocs,
                             in_use_bytes: usage.bytes_in_use,
@@ -262,7 +293,7 @@ impl Session {
         self.recorder.sync().sync();
         // From the IR, frees are the `drop` blocks' and the last readers': the growth warning
         // names the blocks whose outputs are still alive instead.
-        let device = format!("{:?}", self.device);
+        let device = device_label(&self.device);
         let kept = self.blocks.kept_by_maker().into_iter();
         burn_profiled_core::memory::set_kept_by_op(
             kept.map(|(op, bytes)| (device.clone(), op.to_owned(), bytes))
@@ -276,5 +307,31 @@ impl Session {
             );
         }
         self.recorder.finish()
+    }
+}
+
+#[cfg(test)]
+mod label_tests {
+    use super::label_of;
+
+    /// A device is named by its backend and its first field, not Burn's whole `Debug`.
+    #[test]
+    fn devices_are_labelled_by_backend_and_index() {
+        let cases = [
+            (
+                "Cube(Wgpu(WgpuDevice { kind: DefaultDevice, backend: Auto }))",
+                "wgpu:DefaultDevice",
+            ),
+            (
+                "Cube(Wgpu(WgpuDevice { kind: DiscreteGpu(1), backend: Vulkan }))",
+                "wgpu:DiscreteGpu(1)",
+            ),
+            ("Cube(Cuda(CudaDevice { index: 0 }))", "cuda:0"),
+            ("NdArray(Cpu)", "ndarray:Cpu"),
+        ];
+        for (debug, label) in cases {
+            assert_eq!(label_of(debug).as_deref(), Some(label), "{debug}");
+        }
+        assert_eq!(label_of("Unavailable"), None, "the whole Debug is kept");
     }
 }

@@ -36,7 +36,7 @@ fn the_growth_warning_names_the_block_whose_outputs_stay_alive() {
     let warnings = memory.growth_warnings(summary.measured_steps);
     let device_warning = warnings
         .iter()
-        .find(|warning| warning.contains("Device"))
+        .find(|warning| warning.contains(" on wgpu:"))
         .unwrap_or_else(|| panic!("the device's memory grows: {warnings:?}"));
     let (_, ops) = device_warning
         .split_once("ops whose outputs are still alive at the end, per step: ")
