@@ -205,6 +205,28 @@ fn malformed_lines_are_refused_naming_the_line() {
     }
 }
 
+/// A record of step 0 whose tensor inputs (one per producer, of `input_shape`) were made by
+/// `producers`, with one `output`.
+fn linked(
+    seq: u64,
+    op: &str,
+    producers: Vec<Option<u64>>,
+    input_shape: &[usize],
+    output: Fingerprint,
+) -> OpRecord {
+    OpRecord {
+        seq,
+        step: 0,
+        thread: "main".into(),
+        op: op.into(),
+        phase: "forward".into(),
+        call_site: None,
+        input_shapes: vec![input_shape.to_vec(); producers.len()],
+        producers: Some(producers),
+        outputs: vec![output],
+    }
+}
+
 fn ops(names: &[&str]) -> Vec<OpRecord> {
     let mut records = chain(0, names.len(), None, false);
     for (record, name) in records.iter_mut().zip(names) {
@@ -480,16 +502,14 @@ fn ops_of_one_name_on_inputs_of_other_shapes_are_not_aligned() {
 /// producers they pair with their own, and the runs agree.
 #[test]
 fn ops_swapped_in_order_are_paired_by_the_ops_that_made_their_inputs() {
-    let record = |seq, op: &str, producer: Option<u64>, value: f32| OpRecord {
-        seq,
-        step: 0,
-        thread: "main".into(),
-        op: op.into(),
-        phase: "backward".into(),
-        call_site: None,
-        input_shapes: vec![vec![4, 4]],
-        producers: Some(vec![producer]),
-        outputs: vec![Fingerprint::of(&[value; 16], &[16])],
+    let record = |seq, op: &str, producer: Option<u64>, value: f32| {
+        linked(
+            seq,
+            op,
+            vec![producer],
+            &[4, 4],
+            Fingerprint::of(&[value; 16], &[16]),
+        )
     };
     let reference = [
         record(0, "float_matmul", None, 1.0),
@@ -532,16 +552,8 @@ fn ops_swapped_in_order_are_paired_by_the_ops_that_made_their_inputs() {
 /// producer-matched partner exists: unaligned, not a divergence.
 #[test]
 fn a_pair_whose_producers_are_paired_elsewhere_is_refused() {
-    let record = |seq, op: &str, producers: Vec<Option<u64>>, value: f32| OpRecord {
-        seq,
-        step: 0,
-        thread: "main".into(),
-        op: op.into(),
-        phase: "forward".into(),
-        call_site: None,
-        input_shapes: vec![vec![2]; producers.len()],
-        producers: Some(producers),
-        outputs: vec![Fingerprint::of(&[value; 2], &[2])],
+    let record = |seq, op: &str, producers: Vec<Option<u64>>, value: f32| {
+        linked(seq, op, producers, &[2], Fingerprint::of(&[value; 2], &[2]))
     };
     let reference = [
         record(0, "float_exp", vec![None], 1.0),
@@ -566,19 +578,9 @@ fn a_pair_whose_producers_are_paired_elsewhere_is_refused() {
 /// against unfused, once producers split the alignment).
 #[test]
 fn ops_without_inputs_are_aligned_by_the_shapes_they_made() {
-    let ones = |seq, shape: &[usize]| OpRecord {
-        seq,
-        step: 0,
-        thread: "main".into(),
-        op: "float_ones".into(),
-        phase: "backward".into(),
-        call_site: None,
-        input_shapes: Vec::new(),
-        producers: Some(Vec::new()),
-        outputs: vec![Fingerprint::of(
-            &vec![1.0f32; shape.iter().product()],
-            shape,
-        )],
+    let ones = |seq, shape: &[usize]| {
+        let made = Fingerprint::of(&vec![1.0f32; shape.iter().product()], shape);
+        linked(seq, "float_ones", Vec::new(), &[], made)
     };
     let alignment = align(&[ones(0, &[4, 8]), ones(1, &[1])], &[ones(0, &[1])]);
     assert_eq!(alignment.pairs, [(1, 0)]);
@@ -591,16 +593,9 @@ fn ops_without_inputs_are_aligned_by_the_shapes_they_made() {
 /// lavapipe, the train example fused against unfused: 40 false divergences before).
 #[test]
 fn ops_after_a_renamed_op_are_paired_by_the_ops_before_it() {
-    let record = |seq, op: &str, producers: &[u64], value: f32| OpRecord {
-        seq,
-        step: 0,
-        thread: "main".into(),
-        op: op.into(),
-        phase: "backward".into(),
-        call_site: None,
-        input_shapes: vec![vec![4]; producers.len()],
-        producers: Some(producers.iter().map(|&seq| Some(seq)).collect()),
-        outputs: vec![Fingerprint::of(&[value; 4], &[4])],
+    let record = |seq, op: &str, producers: &[u64], value: f32| {
+        let producers = producers.iter().map(|&seq| Some(seq)).collect();
+        linked(seq, op, producers, &[4], Fingerprint::of(&[value; 4], &[4]))
     };
     let inputs = |_: ()| {
         vec![
