@@ -55,8 +55,25 @@ struct Entry {
     asynchronous: bool,
 }
 
+impl Entry {
+    /// `B`'s batch, empty.
+    fn new<B: Backend>(asynchronous: bool) -> Self {
+        Entry {
+            batch: Box::new(Batch::<B>::default()),
+            flush: flush::<B>,
+            asynchronous,
+        }
+    }
+}
+
 /// The batches, by backend type.
 static BATCHES: Mutex<Option<HashMap<TypeId, Entry>>> = Mutex::new(None);
+
+/// Whether `backend`'s ops return before their work is done: CubeCL's backends, fused or not
+/// (Burn names them `cubecl<..>`, `fusion<..>`).
+pub(crate) fn runs_asynchronously(backend: &str) -> bool {
+    backend.contains("cubecl<") || backend.contains("fusion<")
+}
 
 /// Whether `B`'s ops are checked in batches: `B` runs asynchronously (Burn names it
 /// `cubecl<..>` or `fusion<..>`). Asked once per backend type; `outputs` tell the device.
@@ -69,14 +86,9 @@ pub(crate) fn deferred<B: Backend>(outputs: &[Held<B>]) -> bool {
     let Some(device) = outputs.first().map(Held::device) else {
         return false;
     };
-    let name = B::name(&device);
     // Read at each step's end, and when the numerics stop.
     numerics::flush_with(flush_all);
-    let entry = Entry {
-        batch: Box::new(Batch::<B>::default()),
-        flush: flush::<B>,
-        asynchronous: name.contains("cubecl<") || name.contains("fusion<"),
-    };
+    let entry = Entry::new::<B>(runs_asynchronously(&B::name(&device)));
     batches
         .entry(TypeId::of::<B>())
         .or_insert(entry)
@@ -106,11 +118,7 @@ pub(crate) fn push<B: Backend>(op: Deferred<B>) {
     let full = {
         let mut batches = BATCHES.lock().unwrap_or_else(PoisonError::into_inner);
         let batches = batches.get_or_insert_with(HashMap::new);
-        let entry = batches.entry(TypeId::of::<B>()).or_insert_with(|| Entry {
-            batch: Box::new(Batch::<B>::default()),
-            flush: flush::<B>,
-            asynchronous: true,
-        });
+        let entry = (batches.entry(TypeId::of::<B>())).or_insert_with(|| Entry::new::<B>(true));
         let Some(batch) = entry.batch.downcast_mut::<Batch<B>>() else {
             return;
         };

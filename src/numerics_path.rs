@@ -22,12 +22,12 @@ pub(crate) struct NumericsAtStart<B: Backend> {
     inputs: Seen<B>,
 }
 
-/// The start of an op's numerics under `flags`: `inputs` is called only when its outputs are
-/// to be read (`[numerics]`, in the steps it names).
+/// The start of an op's numerics under `flags`: `collect` gathers the op's inputs, and is
+/// called only when its outputs are to be read (`[numerics]`, in the steps it names).
 #[inline(always)]
 pub(crate) fn numerics_start<B: Backend>(
     flags: Flags,
-    inputs: impl FnOnce() -> Seen<B>,
+    collect: impl FnOnce(&mut Seen<B>),
 ) -> Option<NumericsAtStart<B>> {
     if flags & NUMERICS == 0 {
         return None;
@@ -36,7 +36,8 @@ pub(crate) fn numerics_start<B: Backend>(
     if !wanted.any() {
         return None;
     }
-    let mut inputs = inputs();
+    let mut inputs = Seen::new(wanted.fingerprints());
+    collect(&mut inputs);
     if !wanted.check_finite() && !wanted.capture() && inputs.all_identified() {
         // Let go before the op runs: it may write over an input it alone holds.
         inputs.held.clear();
@@ -50,7 +51,7 @@ pub(crate) fn numerics_start<B: Backend>(
 pub(crate) fn numerics_end<B: Backend>(
     op: &'static Op,
     start: Option<NumericsAtStart<B>>,
-    outputs: impl FnOnce() -> Seen<B>,
+    outputs: impl FnOnce(&mut Seen<B>),
     replay: Option<Replay>,
 ) {
     let Some(start) = start else {
@@ -83,11 +84,13 @@ pub(crate) fn numerics_end<B: Backend>(
     let linked = linked
         .map(|(shape, source)| numerics::Input { shape, source })
         .collect();
+    let mut made = Seen::new(wanted.fingerprints());
+    outputs(&mut made);
     record_numerics(
         (op, stack, false),
         wanted,
         (linked, inputs.held, replay),
-        outputs(),
+        made,
     );
 }
 

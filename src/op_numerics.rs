@@ -55,23 +55,26 @@ pub(crate) struct Seen<B: Backend> {
     pub(crate) identities: Vec<Option<u64>>,
     /// Each tensor, kept to be read.
     pub(crate) held: Vec<Held<B>>,
+    /// Whether identities are taken (only fingerprints link records to their producers).
+    identify: bool,
 }
 
-impl<B: Backend> Default for Seen<B> {
-    fn default() -> Self {
+impl<B: Backend> Seen<B> {
+    /// Nothing seen yet; tensors get identities when `identify`.
+    pub(crate) fn new(identify: bool) -> Self {
         Seen {
             shapes: Vec::new(),
             identities: Vec::new(),
             held: Vec::new(),
+            identify,
         }
     }
-}
 
-impl<B: Backend> Seen<B> {
     fn add<T: TensorMetadata + 'static>(&mut self, tensor: &T) {
         if let Some(held) = Held::of(tensor) {
             self.shapes.push(held.shape());
-            self.identities.push(identity(tensor));
+            self.identities
+                .push(self.identify.then(|| identity(tensor)).flatten());
             self.held.push(held);
         }
     }
@@ -83,6 +86,7 @@ impl<B: Backend> Seen<B> {
             shapes: held.iter().map(Held::shape).collect(),
             identities: vec![None; held.len()],
             held,
+            identify: false,
         }
     }
 

@@ -98,7 +98,7 @@ impl Session {
             burn_version: BURN_VERSION,
             backend: B::name(device),
             device: sync.devices().to_owned(),
-            asynchronous: runs_asynchronously(&B::name(device)),
+            asynchronous: crate::numerics_batch::runs_asynchronously(&B::name(device)),
         };
         recorder::calibrate(&config, || crate::calibration::calibrate::<B>(device));
         let recorder = RunRecorder::start(config, identity, sync.into(), out_dir.into());
@@ -225,12 +225,6 @@ impl Session {
 
 /// What a session on `Profiled` outside `Fusion` (backend name `backend`) says once at its
 /// start: that it times registrations, and what to use instead.
-/// Whether `backend`'s ops return before their work is done: CubeCL's backends, fused or not
-/// (Burn names them `cubecl<..>`, `fusion<..>`).
-fn runs_asynchronously(backend: &str) -> bool {
-    backend.contains("cubecl<") || backend.contains("fusion<")
-}
-
 fn registration_times_note(backend: &str) -> Option<String> {
     backend.contains("profiled<fusion<").then(|| {
         format!(

@@ -95,10 +95,8 @@ macro_rules! forward_call {
         use $crate::probe::{NoArg as _, TensorArgOf as _, WindowArgOf as _};
         #[allow(unused_imports)]
         use $crate::op_numerics::{NoTensor as _, TensorOf as _, TensorsIn as _};
-        let numerics = $crate::numerics_path::numerics_start::<$b>($flags, || {
-            let mut seen = $crate::op_numerics::Seen::default();
-            $( (&&&$crate::op_numerics::Tensors(&$arg)).hold::<$b>(&mut seen); )*
-            seen
+        let numerics = $crate::numerics_path::numerics_start::<$b>($flags, |seen| {
+            $( (&&&$crate::op_numerics::Tensors(&$arg)).hold::<$b>(seen); )*
         });
         let replay = $crate::backend::forward::capture!($replay $b, numerics, $name($($arg),*));
         let out = {
@@ -117,10 +115,8 @@ macro_rules! forward_call {
             out
         };
         // Read after the op's guard ended: the reads are not the op's time.
-        $crate::numerics_path::numerics_end::<$b>(&$op, numerics, || {
-            let mut seen = $crate::op_numerics::Seen::default();
-            (&&&$crate::op_numerics::Tensors(&out)).hold::<$b>(&mut seen);
-            seen
+        $crate::numerics_path::numerics_end::<$b>(&$op, numerics, |seen| {
+            (&&&$crate::op_numerics::Tensors(&out)).hold::<$b>(seen);
         }, replay);
         out
     }};
@@ -148,7 +144,7 @@ macro_rules! capture {
                         #[allow(unused_variables, clippy::unused_unit)]
                         let ($($arg,)*) = &captured;
                         let out = <burn::backend::NdArray>::$name($($arg.arg()?),*);
-                        let mut seen = $crate::op_numerics::Seen::<burn::backend::NdArray>::default();
+                        let mut seen = $crate::op_numerics::Seen::<burn::backend::NdArray>::new(false);
                         (&&&$crate::op_numerics::Tensors(&out)).hold::<burn::backend::NdArray>(&mut seen);
                         Some(seen.held.into_iter().filter_map($crate::op_numerics::Held::read).collect())
                     })

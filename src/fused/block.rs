@@ -136,15 +136,15 @@ impl<R: CubeRuntime> Optimization<ProfiledCubeRuntime<R>> for FusedBlock<R> {
                     .map(|shape| probe::Arg::Tensor(shape, None))
                     .collect()
             };
-            let wanted = crate::numerics_path::numerics_wanted(flags);
             // Read before and after the block's guard: the reads are not the block's time.
-            let before = wanted.map(|wanted| block_numerics::inputs_before(io, context, wanted));
+            let numerics = crate::numerics_path::numerics_wanted(flags)
+                .map(|wanted| (wanted, block_numerics::inputs_before(io, context, wanted)));
             {
                 let mut op = probe::op::<SyncBackend<R>>(self.op, flags, || Some(device), args);
                 op.counted_work(|| io.work(context));
                 self.run(context, execution);
             }
-            if let (Some(wanted), Some(before)) = (wanted, before) {
+            if let Some((wanted, before)) = numerics {
                 block_numerics::record(&self.io, context, wanted, before);
             }
         });
