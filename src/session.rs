@@ -209,6 +209,37 @@ impl Session {
         })
     }
 
+    /// Records the step's loss for `[numerics]`, before [`finish_iter`](Self::finish_iter):
+    /// its fingerprint in `numerics.jsonl` as a record named `loss`, and `check_finite`
+    /// checks it. It reads the loss (a sync) only while `[numerics]` records, and does nothing
+    /// otherwise. With the dumper's tensors and gradients, what a Burn 0.21 run and a Burn
+    /// 0.22 run of the same model compare on (`burn-profiled numerics`).
+    ///
+    /// ```no_run
+    /// # use burn::backend::{Autodiff, NdArray};
+    /// # use burn::tensor::Tensor;
+    /// # use burn_profiled::{Profiled, Session};
+    /// # fn step(session: &mut Session, loss: Tensor<Autodiff<Profiled<NdArray>>, 1>) {
+    /// session.record_loss(&loss);
+    /// session.finish_iter().expect("finite and within the memory limits");
+    /// # }
+    /// ```
+    pub fn record_loss<B: Backend, const D: usize>(&self, loss: &burn::tensor::Tensor<B, D>) {
+        if !burn_profiled_core::sinks::numerics::values_wanted() {
+            return;
+        }
+        match crate::op_numerics::array(&loss.clone().into_data()) {
+            Some(value) => burn_profiled_core::sinks::numerics::record_value(
+                burn_profiled_core::numerics::LOSS_RECORD,
+                &value,
+            ),
+            None => eprintln!(
+                "burn-profiled: [numerics]: the loss's dtype {:?} has no fingerprint; not recorded",
+                loss.dtype()
+            ),
+        }
+    }
+
     /// Stops the per-op tools, prints the stopwatch report and the op table, and writes
     /// `trace.json`, `ops.json` and `run.json` (those whose tools ran) to the output directory,
     /// with `ops_by_shapes.json` when statistics are kept by shapes and `ops_by_device.json`

@@ -49,6 +49,6 @@ pub mod train;
 
 pub use burn_profiled_core::recorder::{RunStopped, RunSummary};
 pub use burn_profiled_core::{
-    DeviceSync, config, host, memory, nvtx, runs, stats, stopwatch, trace,
+    DeviceSync, config, host, memory, numerics, nvtx, runs, stats, stopwatch, trace,
 };
 pub use session::{BURN_VERSION, Session};

@@ -136,14 +136,20 @@ impl Session {
             config.stats.call_sites = false;
         }
         if config.numerics.enabled() {
-            // Turned off, so that run.json says what ran and no empty numerics.jsonl is
-            // written.
             eprintln!(
-                "burn-profiled: [numerics]: not recorded on Burn 0.22 yet, whose hooks hand over \
-                 each block's IR, not its data; on Burn 0.21, `Profiled<B>` and `fused::*` \
-                 record every op (docs/guide/numerics.md)"
+                "burn-profiled: [numerics] on Burn 0.22: the loss (Session::record_loss) and the \
+                 dumper's tensors and gradients are fingerprinted and checked, not each block's \
+                 outputs: Burn 0.22's hooks hand over each block's IR, not its data \
+                 (docs/guide/numerics.md)"
             );
-            config.numerics = Default::default();
+        }
+        if let Some([step, seq]) = config.numerics.capture.take() {
+            // Turned off, so that run.json says what ran.
+            eprintln!(
+                "burn-profiled: [numerics] capture = [{step}, {seq}] names an op call, and Burn \
+                 0.22 records none: ignored (on Burn 0.21, `Profiled<B>` and `fused::*` record \
+                 every op and capture it)"
+            );
         }
         // Before any observer: the calibration's ops are not the run's.
         recorder::calibrate(&config, || crate::calibration::calibrate(device));
@@ -284,6 +290,43 @@ impl Session {
                 })
                 .unwrap_or_default()
         })
+    }
+
+    /// Records the step's loss for `[numerics]`, before [`finish_iter`](Self::finish_iter):
+    /// its fingerprint in `numerics.jsonl` as a record named `loss`, and `check_finite`
+    /// checks it. It reads the loss (a sync) only while `[numerics]` records, and does nothing
+    /// otherwise. On Burn 0.22, whose hooks hand over no op's data, the loss and the dumper's
+    /// tensors and gradients are what `[numerics]` records: what a Burn 0.22 run and a Burn
+    /// 0.21 run of the same model compare on (`burn-profiled numerics`).
+    ///
+    /// ```no_run
+    /// # use burn::tensor::Tensor;
+    /// # use burn_profiled_022::Session;
+    /// # fn step(session: &mut Session, loss: Tensor<1>) {
+    /// session.record_loss(&loss);
+    /// session.finish_iter().expect("finite and within the memory limits");
+    /// # }
+    /// ```
+    pub fn record_loss<const D: usize>(&self, loss: &burn::tensor::Tensor<D>) {
+        if !burn_profiled_core::sinks::numerics::values_wanted() {
+            return;
+        }
+        let read = loss
+            .clone()
+            .try_into_data()
+            .map_err(|error| format!("{error:?}"))
+            .and_then(|data| {
+                crate::dump::tensors::array_at(data, "loss").map_err(|error| error.to_string())
+            });
+        match read {
+            Ok(value) => burn_profiled_core::sinks::numerics::record_value(
+                burn_profiled_core::numerics::LOSS_RECORD,
+                &value,
+            ),
+            Err(error) => {
+                eprintln!("burn-profiled: [numerics]: the loss could not be read: {error}")
+            }
+        }
     }
 
     /// Syncs the device, stops the per-op tools, prints the stopwatch report and the op table,

@@ -1,14 +1,15 @@
-//! What Burn 0.22 cannot record (call sites: its ops run on the fusion thread; per-op
-//! numerics: its hooks hand over the IR, not the data) is turned off at the session's start,
-//! with a word on stderr: `run.json` says it was off, and none of its files is written (no
-//! table of call sites all `-`, no flame graph of op names, no empty `numerics.jsonl`).
+//! What Burn 0.22 cannot record is turned off at the session's start, with a word on stderr:
+//! call sites (its ops run on the fusion thread): `run.json` says they were off, and none of
+//! their files is written (no table of call sites all `-`, no flame graph of op names);
+//! numerics per block (its hooks hand over the IR, not the data): `numerics.jsonl` holds the
+//! values handed over (the loss here), no block, and `capture`, which names an op call, is off.
 
 use burn::tensor::{Device, DeviceKind, Tensor, TensorData};
 use burn_profiled_022::Session;
 use burn_profiled_022::config::RuntimeConfig;
 
 #[test]
-fn call_sites_and_numerics_are_turned_off_and_write_nothing() {
+fn call_sites_are_turned_off_and_numerics_records_values_not_blocks() {
     let device = Device::wgpu(DeviceKind::DefaultDevice);
     let out = tempfile::tempdir().unwrap();
     let mut config = RuntimeConfig::default();
@@ -16,12 +17,18 @@ fn call_sites_and_numerics_are_turned_off_and_write_nothing() {
     config.stats.enabled = true;
     config.stats.call_sites = true;
     config.numerics.fingerprints = true;
+    config.numerics.capture = Some([0, 1]);
     let mut session = Session::start(config, &device, out.path());
     let x = Tensor::<2>::from_data(TensorData::new(vec![1.0f32; 16], [4, 4]), &device);
-    let _ = x.exp().add_scalar(1.0).into_data();
+    let loss = x.exp().add_scalar(1.0).mean();
+    session.record_loss(&loss);
     session.finish_iter().expect("no memory limit");
     let summary = session.finish().expect("the run is written");
-    for file in ["ops_by_call_site.json", "stacks.folded", "numerics.jsonl"] {
+    let records = burn_profiled_022::numerics::file::read(out.path()).unwrap();
+    let names: Vec<&str> = records.iter().map(|r| r.op.as_str()).collect();
+    assert_eq!(names, ["loss"], "the blocks are not recorded");
+    assert!(summary.captured.is_none());
+    for file in ["ops_by_call_site.json", "stacks.folded"] {
         assert!(!out.path().join(file).exists(), "{file} written");
         assert!(
             !summary.files.iter().any(|f| f.ends_with(file)),
@@ -35,5 +42,10 @@ fn call_sites_and_numerics_are_turned_off_and_write_nothing() {
             .unwrap();
     let config = &run["config"];
     assert_eq!(config["stats"]["call_sites"], false, "{config:#}");
-    assert_eq!(config["numerics"]["fingerprints"], false, "{config:#}");
+    assert_eq!(config["numerics"]["fingerprints"], true, "{config:#}");
+    assert_eq!(
+        config["numerics"]["capture"],
+        serde_json::Value::Null,
+        "{config:#}"
+    );
 }

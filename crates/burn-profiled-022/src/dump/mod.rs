@@ -19,7 +19,7 @@ pub use burn_profiled_core::dump::{
 mod dumper;
 pub mod global;
 mod grads;
-mod tensors;
+pub(crate) mod tensors;
 
 pub use dumper::TensorDumper;
 pub use grads::{GradValues, REQUIRES_GRAD_FALSE};

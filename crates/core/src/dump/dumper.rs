@@ -15,6 +15,7 @@ use super::json::{JsonReadError, PyJson};
 use super::options::{AddOptions, CompareSettings, DumpType};
 use super::tree::{Content, Node, Record, check_name, insert_at_path};
 use super::value::ToDump;
+use super::value_sink::{self, DUMPED_PREFIX, GRADIENT_PREFIX};
 use super::write::{blob_file_name, write_dump};
 
 /// An action run after a given dump count is reached.
@@ -161,11 +162,22 @@ impl TensorDumper {
             self.dump_type_for_all,
             kind,
         )?;
+        // `[numerics]` records each tensor read, once it is in.
+        let mut values = Vec::new();
+        if kind == Kind::Tensors && value_sink::wanted() {
+            node.for_each_data(&path, &mut |path, data| {
+                values.push((format!("{DUMPED_PREFIX}{path}"), data.clone()));
+            });
+        }
         let root = match kind {
             Kind::Tensors => &mut self.tensors,
             Kind::Grads => &mut self.grads,
         };
-        insert_at_path(root, &path, node)
+        insert_at_path(root, &path, node)?;
+        for (name, value) in values {
+            value_sink::record(&name, &value);
+        }
+        Ok(())
     }
 
     /// Puts `record` (a gradient tap) at `path` of the gradients, prefixed by the ranges, as
@@ -193,10 +205,17 @@ impl TensorDumper {
         &mut self.grads
     }
 
-    /// The pending gradient records were resolved.
+    /// The pending gradient records were resolved: `[numerics]` records each gradient.
     #[doc(hidden)]
     pub fn gradients_set(&mut self) {
         self.grad_computed = true;
+        if value_sink::wanted() {
+            for (key, node) in &self.grads {
+                node.for_each_data(key, &mut |path, data| {
+                    value_sink::record(&format!("{GRADIENT_PREFIX}{path}"), data);
+                });
+            }
+        }
     }
 
     /// From now on every add uses `dump_type`, whatever its own type and type overrides

@@ -16,6 +16,7 @@ pub mod global;
 mod options;
 mod tree;
 mod value;
+pub mod value_sink;
 mod write;
 
 #[doc(hidden)]

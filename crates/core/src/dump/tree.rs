@@ -54,6 +54,25 @@ impl Node {
         }
     }
 
+    /// Visits every record that holds data, with its dotted path (`path` is this node's),
+    /// depth first in insertion order.
+    pub fn for_each_data(&self, path: &str, visit: &mut dyn FnMut(&str, &Array)) {
+        match self {
+            Node::Map(entries) => entries
+                .iter()
+                .for_each(|(key, child)| child.for_each_data(&format!("{path}.{key}"), visit)),
+            Node::List(items) => items
+                .iter()
+                .enumerate()
+                .for_each(|(i, child)| child.for_each_data(&format!("{path}.{i}"), visit)),
+            Node::Record(Record {
+                content: Content::Data(data),
+                ..
+            }) => visit(path, data),
+            Node::Record(_) | Node::Leaf(_) => {}
+        }
+    }
+
     /// Visits every record, depth first in insertion order.
     pub fn for_each_record(&mut self, visit: &mut dyn FnMut(&mut Node)) {
         match self {

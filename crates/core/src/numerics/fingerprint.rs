@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::json_float;
+use crate::dump::blob::{Array, Dtype};
 
 /// Every position's weight in [`Fingerprint::weighted_sum`] is `(i mod WEIGHT_PERIOD) + 1`: a
 /// prime, so that a permutation of a tensor whose rows have a power-of-two length still moves
@@ -100,10 +101,35 @@ impl Fingerprint {
     /// The fingerprint of a tensor of `shape` whose elements, row-major, are `data`, in one
     /// pass over it. `elements` is `data.len()`, whatever `shape` says.
     pub fn of<T: Element>(data: &[T], shape: &[usize]) -> Self {
+        Self::of_values(T::DTYPE, data.iter().map(|x| x.to_f64()), shape)
+    }
+
+    /// The fingerprint of a dumped array (a tensor the dumper read, a gradient, the loss):
+    /// the same as [`of`](Self::of) on the tensor's data, with Burn's name of its dtype.
+    pub fn of_array(array: &Array) -> Self {
+        let dtype = match array.dtype {
+            Dtype::F16 => "f16",
+            Dtype::BF16 => "bf16",
+            Dtype::F32 => "f32",
+            Dtype::F64 => "f64",
+            Dtype::I8 => "i8",
+            Dtype::I16 => "i16",
+            Dtype::I32 => "i32",
+            Dtype::I64 => "i64",
+            Dtype::U8 => "u8",
+            Dtype::U16 => "u16",
+            Dtype::U32 => "u32",
+            Dtype::U64 => "u64",
+            Dtype::Bool => "bool",
+        };
+        Self::of_values(dtype, array.values_f64().into_iter(), &array.shape)
+    }
+
+    fn of_values(dtype: &str, values: impl ExactSizeIterator<Item = f64>, shape: &[usize]) -> Self {
         let mut print = Fingerprint {
-            dtype: T::DTYPE.to_owned(),
+            dtype: dtype.to_owned(),
             shape: shape.to_vec(),
-            elements: data.len() as u64,
+            elements: values.len() as u64,
             nan: 0,
             pos_inf: 0,
             neg_inf: 0,
@@ -116,8 +142,7 @@ impl Fingerprint {
         };
         let (mut min, mut max) = (f64::INFINITY, f64::NEG_INFINITY);
         let mut weight = 1.0f64;
-        for &element in data {
-            let x = element.to_f64();
+        for x in values {
             if x.is_finite() {
                 min = min.min(x);
                 max = max.max(x);

@@ -42,7 +42,7 @@ pub use compare::{
 pub use file::{NUMERICS_FILE, NumericsError};
 pub use fingerprint::{Element, Fingerprint, WEIGHT_PERIOD, all_finite};
 pub use non_finite::{CapturedOp, NonFinite, Rerun};
-pub use record::OpRecord;
+pub use record::{DUMPED_PREFIX, GRADIENT_PREFIX, LOSS_RECORD, OpRecord};
 pub use text::render;
 
 #[cfg(test)]

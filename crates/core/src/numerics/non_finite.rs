@@ -34,6 +34,11 @@ pub struct NonFinite {
     /// (Burn 0.21's `Profiled<B>` on another backend than NdArray).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rerun: Option<Rerun>,
+    /// Whether it is a value the program handed over (the loss, a tensor or a gradient the
+    /// dumper read; `op` is its record's name, [`OpRecord::is_value`](super::OpRecord::is_value)),
+    /// not an op's output: the op that made it was not checked (Burn 0.22 checks only values).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub value: bool,
 }
 
 /// The op call `[numerics] capture` named: its inputs kept (in `captured/`), and, where the
@@ -191,6 +196,18 @@ impl std::fmt::Display for NonFinite {
                 })
         };
         let (nan, pos_inf, neg_inf, elements) = counts(&self.outputs);
+        if self.value {
+            return write!(
+                f,
+                "step {}: {} in phase `{}` held {nan} NaN, {pos_inf} +Inf, {neg_inf} -Inf of \
+                 {elements} elements; the op that made it was not checked (on Burn 0.22 no op \
+                 is: dump the step's tensors before it, or run the step on Burn 0.21's \
+                 `Profiled<B>`, to find it)",
+                self.step,
+                value_name(&self.op),
+                self.phase
+            );
+        }
         write!(
             f,
             "step {}: `{}` in phase `{}`",
@@ -239,6 +256,19 @@ impl std::fmt::Display for NonFinite {
     }
 }
 
+/// A value record's name for people: `the loss`, `the dumped tensor `step.h``, `the gradient
+/// of `step.w``.
+fn value_name(record: &str) -> String {
+    use super::record::{DUMPED_PREFIX, GRADIENT_PREFIX};
+    if let Some(path) = record.strip_prefix(DUMPED_PREFIX) {
+        format!("the dumped tensor `{path}`")
+    } else if let Some(path) = record.strip_prefix(GRADIENT_PREFIX) {
+        format!("the gradient of `{path}`")
+    } else {
+        format!("the {record}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -257,7 +287,31 @@ mod tests {
                 &[2, 2],
             )],
             rerun: None,
+            value: false,
         }
+    }
+
+    /// A value the program handed over is not an op: the message says so, and where to look.
+    #[test]
+    fn a_non_finite_value_says_its_maker_was_not_checked() {
+        let mut found = non_finite(Vec::new(), true);
+        found.value = true;
+        found.op = "dump:step.logits".into();
+        assert_eq!(
+            found.to_string(),
+            "step 3: the dumped tensor `step.logits` in phase `forward` held 1 NaN, 0 +Inf, 1 \
+             -Inf of 4 elements; the op that made it was not checked (on Burn 0.22 no op is: \
+             dump the step's tensors before it, or run the step on Burn 0.21's `Profiled<B>`, \
+             to find it)"
+        );
+        found.op = "loss".into();
+        assert!(found.to_string().starts_with("step 3: the loss in phase"));
+        found.op = "grad:w".into();
+        assert!(
+            found
+                .to_string()
+                .starts_with("step 3: the gradient of `w` in")
+        );
     }
 
     /// The re-run's verdict ends the message: the op's numerics, or the backend's.

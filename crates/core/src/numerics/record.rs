@@ -4,6 +4,12 @@ use serde::{Deserialize, Serialize};
 
 use super::Fingerprint;
 
+/// The name of a record of the step's loss, as the program handed it over (the sessions'
+/// `record_loss`): a value, not an op ([`OpRecord::is_value`]).
+pub const LOSS_RECORD: &str = "loss";
+
+pub use crate::dump::value_sink::{DUMPED_PREFIX, GRADIENT_PREFIX};
+
 /// One op call: where it ran and what it produced. A run's records, in the order the ops were
 /// called, are its `numerics.jsonl`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -38,6 +44,15 @@ impl OpRecord {
     /// Whether every output is finite.
     pub fn is_finite(&self) -> bool {
         self.outputs.iter().all(Fingerprint::is_finite)
+    }
+
+    /// Whether the record is of a value the program handed over (the loss, a tensor or a
+    /// gradient the dumper read), not of an op's outputs: it has no inputs, and the op that
+    /// made it may not be recorded (Burn 0.22 records only values).
+    pub fn is_value(&self) -> bool {
+        self.op == LOSS_RECORD
+            || self.op.starts_with(DUMPED_PREFIX)
+            || self.op.starts_with(GRADIENT_PREFIX)
     }
 
     /// The elements of all outputs.

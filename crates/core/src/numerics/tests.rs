@@ -626,3 +626,58 @@ fn ops_after_a_renamed_op_are_paired_by_the_ops_before_it() {
     );
     assert_eq!(comparison.alignment.only_reference, [3, 4]);
 }
+
+/// Two runs that recorded only values (Burn 0.22), or whose ops did not align (Burn 0.21
+/// against 0.22), diverge first at a value: named as such, not as an op's culprit, with no
+/// `capture` to suggest (it names op calls).
+#[test]
+fn a_diverged_value_is_named_as_a_value_not_a_culprit() {
+    let value = |seq: u64, name: &str, x: f32| OpRecord {
+        seq,
+        step: 0,
+        thread: "main".into(),
+        op: name.into(),
+        phase: "-".into(),
+        call_site: None,
+        input_shapes: Vec::new(),
+        producers: Some(Vec::new()),
+        outputs: vec![Fingerprint::of(&[x, 2.0], &[2])],
+    };
+    let before = [value(0, "dump:mlp.y", 1.0), value(1, "loss", 0.5)];
+    let after = [value(0, "dump:mlp.y", 1.5), value(1, "loss", 0.75)];
+    let comparison = compare(&before, &after, Tolerance::default());
+    let text = render(&comparison, &before, &after, 10);
+    assert!(
+        text.starts_with(
+            "diverged (rtol 0.0001, atol 0.00001): 2 of 2 aligned ops in 1 step\n\
+             first diverged value: step 0, dump:mlp.y (seq 0 before, 0 after), phase -, at -\n  \
+             (a value the program handed over, not an op: the ops that made it were not \
+             aligned, or not recorded (Burn 0.22 records values only)"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("capture"), "{text}");
+    assert!(before.iter().all(OpRecord::is_value));
+    assert!(!chain(0, 1, None, true)[0].is_value());
+}
+
+/// A dumped array's fingerprint is the tensor's: the same statistics, Burn's dtype name.
+#[test]
+fn a_dumped_arrays_fingerprint_is_its_tensors() {
+    use crate::dump::blob::Array;
+    let floats = [1.5f32, f32::NAN, -2.0, f32::INFINITY];
+    let array = Array::from_values(&[2, 2], &floats).unwrap();
+    assert_eq!(
+        Fingerprint::of_array(&array),
+        Fingerprint::of(&floats, &[2, 2])
+    );
+    let halves = [half::f16::from_f32(0.5), half::f16::from_f32(-3.0)];
+    let array = Array::from_values(&[2], &halves).unwrap();
+    assert_eq!(
+        Fingerprint::of_array(&array),
+        Fingerprint::of(&halves, &[2])
+    );
+    let ints = [3i64, -7, 1 << 40];
+    let array = Array::from_values(&[3], &ints).unwrap();
+    assert_eq!(Fingerprint::of_array(&array), Fingerprint::of(&ints, &[3]));
+}

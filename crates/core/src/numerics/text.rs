@@ -66,7 +66,12 @@ pub fn render(
         let record = &reference[pair.reference];
         let _ = writeln!(
             text,
-            "culprit: step {}, {} (seq {} before, {} after), phase {}, at {}",
+            "{}: step {}, {} (seq {} before, {} after), phase {}, at {}",
+            if record.is_value() {
+                "first diverged value"
+            } else {
+                "culprit"
+            },
             record.step,
             record.op,
             record.seq,
@@ -74,7 +79,14 @@ pub fn render(
             record.phase,
             record.call_site.as_deref().unwrap_or("-"),
         );
-        if !culprit.inputs_agreed {
+        if record.is_value() {
+            let _ = writeln!(
+                text,
+                "  (a value the program handed over, not an op: the ops that made it were not \
+                 aligned, or not recorded (Burn 0.22 records values only); dump tensors nearer \
+                 the step's start, or compare two Burn 0.21 runs, to find the op)"
+            );
+        } else if !culprit.inputs_agreed {
             let _ = writeln!(
                 text,
                 "  (no diverged op's inputs all agreed: a producer only one run has; this is the first diverged op)"
@@ -94,12 +106,14 @@ pub fn render(
             "propagators: {} ops after it carried the difference on",
             comparison.propagators
         );
-        let _ = writeln!(
-            text,
-            "to keep its inputs and re-run it on NdArray, run the current program again with \
-             `[numerics] capture = [{}, {}]`",
-            record.step, current[pair.current].seq
-        );
+        if !record.is_value() {
+            let _ = writeln!(
+                text,
+                "to keep its inputs and re-run it on NdArray, run the current program again \
+                 with `[numerics] capture = [{}, {}]`",
+                record.step, current[pair.current].seq
+            );
+        }
         let _ = writeln!(text, "\nfirst divergences:");
         let first = comparison
             .pairs

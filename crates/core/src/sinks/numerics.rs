@@ -136,6 +136,10 @@ pub fn start(config: NumericsSection) {
     });
     publish(state.as_ref());
     switches::set(NUMERICS, true);
+    crate::dump::value_sink::install(crate::dump::value_sink::ValueSink {
+        wanted: values_wanted,
+        record: record_value,
+    });
 }
 
 /// The step now running (from 0): the ops recorded from now on are its.
@@ -251,6 +255,57 @@ pub fn record_at(
     (outputs, identities): (Vec<Fingerprint>, Vec<u64>),
     read_inputs: impl FnOnce() -> NonFiniteInputs,
 ) -> Option<u64> {
+    record_call(
+        at,
+        op,
+        stack,
+        inputs,
+        (outputs, identities),
+        read_inputs,
+        false,
+    )
+}
+
+/// Whether values handed over now are recorded ([`record_value`]): numerics are on and the
+/// step is inside `[numerics] steps`.
+pub fn values_wanted() -> bool {
+    let wanted = wanted();
+    wanted.fingerprints() || wanted.check_finite()
+}
+
+/// A value the program handed over, read to the host: the loss
+/// ([`LOSS_RECORD`]), a tensor the dumper read (`dump:<path>`), a gradient it set
+/// (`grad:<path>`). Recorded as an op without inputs named so, and checked by
+/// `check_finite`, after what the edition deferred (so that an op that made a NaN before it
+/// is found first). Nothing unless [`values_wanted`].
+///
+/// [`LOSS_RECORD`]: crate::numerics::LOSS_RECORD
+pub fn record_value(name: &str, value: &Array) {
+    if !values_wanted() {
+        return;
+    }
+    flush();
+    let print = Fingerprint::of_array(value);
+    record_call(
+        CalledAt::here(),
+        Op::named(name),
+        0,
+        Vec::new(),
+        (vec![print], Vec::new()),
+        NonFiniteInputs::default,
+        true,
+    );
+}
+
+fn record_call(
+    at: CalledAt,
+    op: &'static Op,
+    stack: u32,
+    inputs: Vec<Input>,
+    (outputs, identities): (Vec<Fingerprint>, Vec<u64>),
+    read_inputs: impl FnOnce() -> NonFiniteInputs,
+    value: bool,
+) -> Option<u64> {
     let wanted = wanted();
     let made_non_finite = wanted.check_finite() && !outputs.iter().all(Fingerprint::is_finite);
     let phase = at.phase;
@@ -261,7 +316,7 @@ pub fn record_at(
         let state = guard.as_mut()?;
         let seq = state.next_seq;
         state.next_seq += 1;
-        let named = state.config.capture == Some([state.step, seq]);
+        let named = state.config.capture == Some([state.step, seq]) && !value;
         (seq, named && state.captured.is_none())
     };
     let read = (made_non_finite || captured_here).then(read_inputs);
@@ -300,6 +355,7 @@ pub fn record_at(
             inputs,
             outputs: outputs.clone(),
             rerun,
+            value,
         };
         let then = match state.config.check_finite {
             CheckFinite::Stop => "the run stops at this step's end",
@@ -631,5 +687,81 @@ mod tests {
         assert_eq!(run.records.len(), 2);
         assert_eq!(run.non_finite_inputs.len(), 1, "kept to reproduce the op");
         assert_eq!(run.non_finite_inputs[0].values_f64(), [-1.0]);
+    }
+
+    /// A value handed over is recorded after what the edition deferred (the flush), so that an
+    /// op whose deferred check finds a NaN comes first; a non-finite value is named as a value.
+    #[test]
+    fn a_value_comes_after_the_deferred_ops_and_is_named_as_a_value() {
+        use std::sync::atomic::AtomicBool;
+        static DEFERRED: AtomicBool = AtomicBool::new(false);
+        fn deferred_op() {
+            if DEFERRED.swap(false, Ordering::Relaxed) {
+                record(
+                    Op::named("float_exp"),
+                    0,
+                    Vec::new(),
+                    (vec![Fingerprint::of(&[1.0f32], &[1])], Vec::new()),
+                    Default::default,
+                );
+            }
+        }
+        let _serial = crate::sinks::TEST_SERIAL
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        start(config(CheckFinite::Warn, None));
+        flush_with(deferred_op);
+        DEFERRED.store(true, Ordering::Relaxed);
+        let nan = Array::from_values(&[2], &[f32::NAN, 1.0]).unwrap();
+        record_value("loss", &nan);
+        let run = stop();
+        *FLUSH.lock().unwrap_or_else(PoisonError::into_inner) = None;
+        let ops: Vec<(u64, &str)> = run.records.iter().map(|r| (r.seq, r.op.as_str())).collect();
+        assert_eq!(ops, [(0, "float_exp"), (1, "loss")]);
+        assert_eq!(run.records[1].producers, Some(Vec::new()));
+        let found = run.non_finite.expect("the loss held a NaN");
+        assert_eq!((found.op.as_str(), found.value), ("loss", true));
+        assert!(!values_wanted(), "stopped");
+    }
+
+    /// The dumper hands over each tensor it read once the add succeeded, and each gradient
+    /// when they are set, named by path; a refused add records nothing.
+    #[test]
+    fn the_dumpers_tensors_and_gradients_are_recorded_by_path() {
+        use crate::dump::{AddOptions, Content, DumpType, Map, Node, Record, TensorDumper};
+        let _serial = crate::sinks::TEST_SERIAL
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        start(config(CheckFinite::Off, None));
+        let dir = tempfile::tempdir().unwrap();
+        let mut dumper = TensorDumper::new(dir.path());
+        let tensor = |x: f32| Array::from_values(&[1], &[x]).unwrap();
+        let step = Map::new().with("h", tensor(1.0)).with("n", 3);
+        dumper
+            .add_tensor_data::<()>("step", step, AddOptions::new(DumpType::Json))
+            .unwrap();
+        let again = Map::new().with("h", tensor(2.0));
+        assert!(
+            dumper
+                .add_tensor_data::<()>("step", again, AddOptions::new(DumpType::Json))
+                .is_err(),
+            "`step.h` is taken"
+        );
+        dumper
+            .add_grad_data::<()>("step.w", tensor(0.0), AddOptions::new(DumpType::Json))
+            .unwrap();
+        // What an edition's resolution does: the pending record becomes its gradient.
+        for (_, node) in dumper.grads_mut() {
+            node.for_each_record(&mut |node| {
+                if let Node::Record(Record { content, .. }) = node {
+                    *content = Content::Data(Array::from_values(&[1], &[0.25f32]).unwrap());
+                }
+            });
+        }
+        dumper.gradients_set();
+        let run = stop();
+        let names: Vec<&str> = run.records.iter().map(|r| r.op.as_str()).collect();
+        assert_eq!(names, ["dump:step.h", "grad:step.w"]);
+        assert_eq!(run.records[1].outputs[0].sum, 0.25);
     }
 }
