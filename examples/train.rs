@@ -175,6 +175,8 @@ fn train<B: TapBackend>(
             Err(error) => return Err(std::io::Error::other(error)),
         };
         model = trained;
+        // With `[numerics]` on (the debug preset), the loss is fingerprinted and checked.
+        session.record_loss(&loss);
         let loss: f32 = loss.into_scalar().to_string().parse().unwrap_or(f32::NAN);
         progress.set_message(format!("loss {loss:.4}"));
         losses.push(loss);

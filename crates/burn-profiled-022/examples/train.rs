@@ -133,6 +133,10 @@ fn train(args: Args) -> std::io::Result<()> {
             });
             loss
         };
+        // With `[numerics]` on (the debug preset), the loss is fingerprinted and checked.
+        if let Some(session) = &session {
+            session.record_loss(&loss);
+        }
         losses.push(loss.into_scalar::<f32>());
         // Past a memory limit the session says why on stderr, and the run ends with code 3.
         if let Some(session) = &mut session
