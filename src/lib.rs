@@ -52,6 +52,7 @@ use burn_profiled_core::sinks;
 
 mod backend;
 mod calibration;
+mod device_prints;
 mod device_sync;
 pub mod dump;
 #[cfg(feature = "fusion")]

@@ -1,9 +1,14 @@
-//! `check_finite` without a sync per op, on backends whose ops return before their work ran
-//! (CubeCL's, fused or not): each float output's sum is reduced on the device as the op
-//! returns, and the sums of up to [`BATCH`] ops are read together, in one transfer, when the
-//! batch is full or the step ends ([`numerics::flush_with`]). The ops of a batch keep their
-//! tensors until it is read: the outputs of the first op whose sum is not finite are then read
-//! whole, as the op path does it ([`record_read`](crate::op_numerics::record_read)).
+//! `[numerics]` without a sync per op, on backends whose ops return before their work ran
+//! (CubeCL's, fused or not): what is read of an op is reduced on the device as the op returns,
+//! and the reductions of up to [`BATCH`] ops are read together, in one transfer, when the
+//! batch is full or the step ends ([`numerics::flush_with`]).
+//!
+//! - `check_finite` alone: each float output's sum. The ops of a batch keep their tensors
+//!   until it is read: the outputs of the first op whose sum is not finite are then read
+//!   whole, as the op path does it ([`record_read`](crate::op_numerics::record_read)).
+//! - Fingerprints: each output's statistics, and those of each input that is linked to its
+//!   producer by content ([`DevicePrint`]); the op's `seq` is reserved when it runs and its
+//!   record made when the batch is read.
 //!
 //! On NdArray, whose ops have run when they return, each sum is read as its op returns: that
 //! costs less there than holding every tensor of a batch.
@@ -13,9 +18,10 @@ use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
 
 use burn_backend::{Backend, DType, TensorMetadata};
-use burn_profiled_core::sinks::numerics::{self, CalledAt, Input};
+use burn_profiled_core::sinks::numerics::{self, CalledAt, Input, Source};
 use burn_std::FloatDType;
 
+use crate::device_prints::DevicePrint;
 use crate::op_numerics::{Held, Replay};
 use crate::probe::Op;
 
@@ -33,17 +39,50 @@ pub(crate) struct Deferred<B: Backend> {
     pub(crate) replay: Option<Replay>,
 }
 
+/// An op whose fingerprints are reduced on the device, its record made when they are read.
+pub(crate) struct DeferredPrints<B: Backend> {
+    pub(crate) at: CalledAt,
+    /// Its `seq`, reserved when it ran.
+    pub(crate) seq: u64,
+    pub(crate) op: &'static Op,
+    pub(crate) stack: u32,
+    /// Each tensor input's shape and source.
+    pub(crate) inputs: Vec<(Vec<usize>, InputPrint<B>)>,
+    pub(crate) outputs: Vec<DevicePrint<B>>,
+    /// Its inputs and outputs, read whole only when it made the first NaN or Inf or is the
+    /// call `capture` names (its outputs then fingerprinted on the host, exactly).
+    pub(crate) held: Vec<Held<B>>,
+    pub(crate) held_outputs: Vec<Held<B>>,
+    pub(crate) replay: Option<Replay>,
+}
+
+/// What links an input of a deferred op to its producer.
+pub(crate) enum InputPrint<B: Backend> {
+    /// Known when the op ran (an identity, an earlier op of the same fused block, or none).
+    Known(Source),
+    /// Its content: its fingerprint, reduced on the device.
+    Reduced(DevicePrint<B>),
+}
+
+/// What a batch holds of one op, with how many of the batch's numbers are its.
+enum Queued<B: Backend> {
+    /// `check_finite`: its float outputs' sums.
+    Check(Deferred<B>, usize),
+    /// Fingerprints: its inputs' and outputs' statistics.
+    Prints(DeferredPrints<B>, usize),
+}
+
 struct Batch<B: Backend> {
-    /// The ops, each with how many of `sums` are its.
-    ops: Vec<(Deferred<B>, usize)>,
-    sums: Vec<B::FloatTensorPrimitive>,
+    ops: Vec<Queued<B>>,
+    /// The ops' reductions, in order, read as one tensor.
+    reduced: Vec<B::FloatTensorPrimitive>,
 }
 
 impl<B: Backend> Default for Batch<B> {
     fn default() -> Self {
         Batch {
             ops: Vec::new(),
-            sums: Vec::new(),
+            reduced: Vec::new(),
         }
     }
 }
@@ -115,15 +154,37 @@ pub(crate) fn push<B: Backend>(op: Deferred<B>) {
     if sums.is_empty() {
         return;
     }
+    let count = sums.len();
+    queue(Queued::Check(op, count), sums);
+}
+
+/// Queues `op`'s record: its fingerprints' statistics, reduced already, are read with the
+/// batch's.
+pub(crate) fn push_prints<B: Backend>(mut op: DeferredPrints<B>) {
+    let inputs = op.inputs.iter_mut().filter_map(|(_, input)| match input {
+        InputPrint::Reduced(print) => Some(print),
+        InputPrint::Known(_) => None,
+    });
+    let reduced: Vec<B::FloatTensorPrimitive> = (inputs.chain(op.outputs.iter_mut()))
+        .filter_map(DevicePrint::take_stats)
+        .collect();
+    let count = reduced.len() * crate::device_prints::STATS;
+    queue(Queued::Prints(op, count), reduced);
+}
+
+fn queue<B: Backend>(op: Queued<B>, reduced: Vec<B::FloatTensorPrimitive>) {
     let full = {
         let mut batches = BATCHES.lock().unwrap_or_else(PoisonError::into_inner);
         let batches = batches.get_or_insert_with(HashMap::new);
-        let entry = (batches.entry(TypeId::of::<B>())).or_insert_with(|| Entry::new::<B>(true));
+        let entry = (batches.entry(TypeId::of::<B>())).or_insert_with(|| {
+            numerics::flush_with(flush_all);
+            Entry::new::<B>(true)
+        });
         let Some(batch) = entry.batch.downcast_mut::<Batch<B>>() else {
             return;
         };
-        batch.ops.push((op, sums.len()));
-        batch.sums.extend(sums);
+        batch.ops.push(op);
+        batch.reduced.extend(reduced);
         (batch.ops.len() >= BATCH).then(|| std::mem::take(batch))
     };
     if let Some(batch) = full {
@@ -157,53 +218,103 @@ fn flush<B: Backend>() {
     }
 }
 
-/// Reads a batch's sums in one transfer; the first op with one that is not finite is read
-/// whole and recorded when its outputs hold a NaN or an Inf.
+/// Reads a batch's reductions in one transfer, then, op by op in order: records the deferred
+/// fingerprints, and reads whole, and records, the first op whose sum is not finite when its
+/// outputs hold a NaN or an Inf.
 fn check<B: Backend>(batch: Batch<B>) {
-    if batch.sums.is_empty() {
-        return;
-    }
-    let sums = B::float_cat(batch.sums, 0);
-    let read = burn_backend::try_read_sync(B::float_into_data(sums));
-    // A failed read resurfaces where the user reads.
-    let Some(Ok(data)) = read else {
-        return;
+    let numbers: Vec<f32> = match batch.reduced.is_empty() {
+        true => Vec::new(),
+        false => {
+            let reduced = B::float_cat(batch.reduced, 0);
+            let read = burn_backend::try_read_sync(B::float_into_data(reduced));
+            // A failed read resurfaces where the user reads.
+            let Some(Ok(data)) = read else {
+                return;
+            };
+            data.iter::<f32>().collect()
+        }
     };
-    let sums: Vec<f32> = data.iter::<f32>().collect();
     let mut at = 0;
-    for (op, count) in batch.ops {
-        let finite = sums.get(at..at + count).is_some_and(|sums| {
-            // (A sum past f32's range is read whole below, and not reported.)
-            sums.iter().all(|sum| sum.is_finite())
-        });
-        at += count;
-        if finite {
-            continue;
-        }
-        if !numerics::wanted().check_finite() {
+    for queued in batch.ops {
+        let count = match &queued {
+            Queued::Check(_, count) | Queued::Prints(_, count) => *count,
+        };
+        let Some(numbers) = numbers.get(at..at + count) else {
             return;
+        };
+        at += count;
+        match queued {
+            Queued::Check(op, _) => check_sums(op, numbers),
+            Queued::Prints(op, _) => record_prints(op, numbers),
         }
-        let Deferred {
-            at: called,
-            op,
-            stack,
-            inputs,
-            held,
-            outputs,
-            replay,
-        } = op;
-        let outputs: Vec<_> = outputs.into_iter().filter_map(Held::read).collect();
-        if outputs.iter().all(crate::op_numerics::finite) {
-            continue;
-        }
-        crate::op_numerics::record_read(
-            called,
-            (op, stack),
-            (inputs, held, replay),
-            &outputs,
-            Vec::new(),
-        );
     }
+}
+
+/// `check_finite` of one op from its outputs' sums.
+fn check_sums<B: Backend>(op: Deferred<B>, sums: &[f32]) {
+    // (A sum past f32's range is read whole below, and not reported.)
+    if sums.iter().all(|sum| sum.is_finite()) || !numerics::wanted().check_finite() {
+        return;
+    }
+    let Deferred {
+        at: called,
+        op,
+        stack,
+        inputs,
+        held,
+        outputs,
+        replay,
+    } = op;
+    let outputs: Vec<_> = outputs.into_iter().filter_map(Held::read).collect();
+    if outputs.iter().all(crate::op_numerics::finite) {
+        return;
+    }
+    crate::op_numerics::record_read(
+        called,
+        (op, stack),
+        (inputs, held, replay),
+        &outputs,
+        Vec::new(),
+    );
+}
+
+/// The record of one op whose fingerprints were reduced on the device, from their numbers.
+fn record_prints<B: Backend>(op: DeferredPrints<B>, numbers: &[f32]) {
+    let DeferredPrints {
+        at: called,
+        seq,
+        op,
+        stack,
+        inputs,
+        outputs,
+        held,
+        held_outputs,
+        replay,
+    } = op;
+    let mut numbers = numbers;
+    let mut next = |print: &DevicePrint<B>| {
+        let (mine, rest) = numbers.split_at(print.len().min(numbers.len()));
+        numbers = rest;
+        print.fingerprint(mine)
+    };
+    let inputs = inputs
+        .into_iter()
+        .map(|(shape, input)| Input {
+            shape,
+            source: match input {
+                InputPrint::Known(source) => source,
+                InputPrint::Reduced(print) => Source::Content(next(&print)),
+            },
+        })
+        .collect();
+    let prints = outputs.iter().map(next).collect();
+    numerics::record_reserved(seq, called, op, stack, inputs, (prints, Vec::new()), || {
+        let mut read = crate::op_numerics::read_inputs(held, replay);
+        let outputs = held_outputs.into_iter().filter_map(Held::read);
+        let outputs = outputs.filter_map(|data| crate::op_numerics::fingerprint(&data));
+        read.outputs = Some(outputs.collect());
+        read
+    });
 }
 
 #[cfg(test)]

@@ -59,6 +59,11 @@ pub(crate) fn numerics_end<B: Backend>(
     };
     let NumericsAtStart { wanted, inputs } = start;
     let stack = call_sites::capture();
+    let mut made = Seen::new(wanted.fingerprints());
+    outputs(&mut made);
+    if wanted.fingerprints() && crate::numerics_batch::deferred(&made.held) {
+        return defer_prints((op, stack), wanted, inputs, made, replay);
+    }
     let sources: Vec<numerics::Source> = match inputs.all_identified() {
         true => inputs
             .identities
@@ -84,14 +89,57 @@ pub(crate) fn numerics_end<B: Backend>(
     let linked = linked
         .map(|(shape, source)| numerics::Input { shape, source })
         .collect();
-    let mut made = Seen::new(wanted.fingerprints());
-    outputs(&mut made);
     record_numerics(
         (op, stack, false),
         wanted,
         (linked, inputs.held, replay),
         made,
     );
+}
+
+/// Fingerprints on an asynchronous backend: the op's `seq` reserved now, its inputs' and
+/// outputs' statistics reduced on the device, its record made when their batch is read
+/// ([`numerics_batch`](crate::numerics_batch)). Inputs with identities are linked by them,
+/// the others by their reduced fingerprints; they are kept for a re-read only where
+/// `check_finite` or `capture` may ask for them.
+fn defer_prints<B: Backend>(
+    (op, stack): (&'static Op, u32),
+    wanted: numerics::Wanted,
+    inputs: Seen<B>,
+    made: Seen<B>,
+    replay: Option<Replay>,
+) {
+    use crate::device_prints::DevicePrint;
+    use crate::numerics_batch::InputPrint;
+    let Some(seq) = numerics::reserve() else {
+        return;
+    };
+    let identified = inputs.all_identified();
+    let reduce = |held: Option<&Held<B>>| match held.and_then(DevicePrint::reduce) {
+        Some(print) => InputPrint::Reduced(print),
+        None => InputPrint::Known(numerics::Source::Unknown),
+    };
+    let linked = (inputs.shapes.into_iter().enumerate())
+        .map(|(i, shape)| {
+            let input = match (identified, inputs.identities[i]) {
+                (true, Some(identity)) => InputPrint::Known(numerics::Source::Identity(identity)),
+                _ => reduce(inputs.held.get(i)),
+            };
+            (shape, input)
+        })
+        .collect();
+    let keep = wanted.check_finite() || wanted.capture();
+    crate::numerics_batch::push_prints(crate::numerics_batch::DeferredPrints {
+        at: numerics::CalledAt::here(),
+        seq,
+        op,
+        stack,
+        inputs: linked,
+        outputs: made.held.iter().filter_map(DevicePrint::reduce).collect(),
+        held: if keep { inputs.held } else { Vec::new() },
+        held_outputs: if keep { made.held } else { Vec::new() },
+        replay,
+    });
 }
 
 /// Whether an op that started `numerics` captures its arguments to be re-run on NdArray if it

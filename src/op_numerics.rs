@@ -314,28 +314,39 @@ pub(crate) fn record_read<B: Backend>(
 ) -> Option<u64> {
     let prints = outputs.iter().filter_map(fingerprint).collect();
     numerics::record_at(at, op, stack, inputs, (prints, identities), || {
-        let read = held.into_iter().filter_map(Held::read);
-        let inputs = read.filter_map(|data| {
-            let print = fingerprint(&data)?;
-            Some((print, array(&data)))
-        });
-        let rerun = replay.map(|replay| {
-            let (outputs, error) = match replay() {
-                Ok(outputs) => (outputs, None),
-                Err(error) => (Vec::new(), Some(error)),
-            };
-            let prints = outputs.iter().filter_map(fingerprint);
-            burn_profiled_core::numerics::Rerun {
-                backend: "ndarray".to_owned(),
-                outputs: prints.collect(),
-                error,
-            }
-        });
-        numerics::NonFiniteInputs {
-            inputs: inputs.collect(),
-            rerun,
-        }
+        read_inputs(held, replay)
     })
+}
+
+/// What the numerics sink asks of the first op that made a NaN or an Inf (or of the call
+/// `capture` names): its `held` inputs read, fingerprinted and kept, and the op re-run on
+/// NdArray (`replay`).
+pub(crate) fn read_inputs<B: Backend>(
+    held: Vec<Held<B>>,
+    replay: Option<Replay>,
+) -> numerics::NonFiniteInputs {
+    let read = held.into_iter().filter_map(Held::read);
+    let inputs = read.filter_map(|data| {
+        let print = fingerprint(&data)?;
+        Some((print, array(&data)))
+    });
+    let rerun = replay.map(|replay| {
+        let (outputs, error) = match replay() {
+            Ok(outputs) => (outputs, None),
+            Err(error) => (Vec::new(), Some(error)),
+        };
+        let prints = outputs.iter().filter_map(fingerprint);
+        burn_profiled_core::numerics::Rerun {
+            backend: "ndarray".to_owned(),
+            outputs: prints.collect(),
+            error,
+        }
+    });
+    numerics::NonFiniteInputs {
+        inputs: inputs.collect(),
+        rerun,
+        outputs: None,
+    }
 }
 
 #[cfg(test)]

@@ -87,7 +87,9 @@ fn a_fused_blocks_outputs_align_with_the_same_ops_unfused_within_the_default_tol
 
 /// `check_finite` on `Profiled<Wgpu>` reads its sums in batches, not one per op: the NaN made
 /// by `log` in the second step is still named, with that step and its call site, when the
-/// batch is read at the step's end; the more than 64 ops before it fill whole batches.
+/// batch is read at the step's end; the more than 64 ops before it fill whole batches. The
+/// same with fingerprints on, whose statistics are reduced on the device and read in batches
+/// too: the NaN counted there, its outputs read whole once found.
 #[test]
 fn check_finite_on_wgpu_reads_sums_in_batches_and_names_the_op_and_step_that_made_the_nan() {
     use burn::tensor::{Tensor, TensorData};
@@ -96,44 +98,57 @@ fn check_finite_on_wgpu_reads_sums_in_batches_and_names_the_op_and_step_that_mad
 
     type B = Autodiff<Profiled<Wgpu>>;
     let _serial = serial();
-    let dir = support::profile_dir().join("numerics-wgpu-nan");
-    let _ = std::fs::remove_dir_all(&dir);
-    let device = Default::default();
-    let mut config = model::numerics_config(CheckFinite::Warn);
-    config.numerics.fingerprints = false;
-    let mut session = Session::start::<B>(config, &device, &dir);
-    for shift in [0.5f32, -2.0] {
-        let w =
-            Tensor::<B, 1>::from_data(TensorData::new(vec![0.0f32, 1.0, 4.0, 2.0], [4]), &device)
-                .require_grad();
-        let mut h = w.clone();
-        for _ in 0..40 {
-            h = h.mul_scalar(0.99).add_scalar(0.01);
+    for fingerprints in [false, true] {
+        let dir = support::profile_dir().join(format!("numerics-wgpu-nan-{fingerprints}"));
+        let _ = std::fs::remove_dir_all(&dir);
+        let device = Default::default();
+        let mut config = model::numerics_config(CheckFinite::Warn);
+        config.numerics.fingerprints = fingerprints;
+        let mut session = Session::start::<B>(config, &device, &dir);
+        for shift in [0.5f32, -2.0] {
+            let w = Tensor::<B, 1>::from_data(
+                TensorData::new(vec![0.0f32, 1.0, 4.0, 2.0], [4]),
+                &device,
+            )
+            .require_grad();
+            let mut h = w.clone();
+            for _ in 0..40 {
+                h = h.mul_scalar(0.99).add_scalar(0.01);
+            }
+            let logs = h.add_scalar(shift).log();
+            let grads = logs.exp().sum().backward();
+            let _grad = w.grad(&grads);
+            session.finish_iter().expect("warn goes on");
         }
-        let logs = h.add_scalar(shift).log();
-        let grads = logs.exp().sum().backward();
-        let _grad = w.grad(&grads);
-        session.finish_iter().expect("warn goes on");
+        session.finish().expect("the run is written");
+        let run: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).unwrap()).unwrap();
+        let found = &run["non_finite"];
+        assert_eq!(found["op"], "float_log", "{found:#}");
+        assert_eq!(
+            found["step"], 1,
+            "the step it ran in, not the next: {found:#}"
+        );
+        assert_eq!(found["inputs_finite"], true);
+        // log(h - 2): three of the four elements are below 2 after 40 steps towards 1.
+        assert_eq!(found["outputs"][0]["nan"], 3);
+        let site = found["call_site"].as_str().unwrap();
+        assert!(site.contains("tests/numerics_wgpu.rs:"), "{site}");
+        // Run again on NdArray with the same inputs: the same three NaN, the op's numerics.
+        let rerun = &found["rerun"];
+        assert_eq!(rerun["backend"], "ndarray", "{found:#}");
+        assert_eq!(rerun["error"], serde_json::Value::Null);
+        assert_eq!(rerun["outputs"][0]["nan"], 3);
+        if fingerprints {
+            let records = burn_profiled::numerics::file::read(&dir).unwrap();
+            let log = records.iter().find(|r| r.op == "float_log" && r.step == 1);
+            assert_eq!(
+                log.map(|r| r.outputs[0].nan),
+                Some(3),
+                "counted on the device"
+            );
+        }
     }
-    session.finish().expect("the run is written");
-    let run: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).unwrap()).unwrap();
-    let found = &run["non_finite"];
-    assert_eq!(found["op"], "float_log", "{found:#}");
-    assert_eq!(
-        found["step"], 1,
-        "the step it ran in, not the next: {found:#}"
-    );
-    assert_eq!(found["inputs_finite"], true);
-    // log(h - 2): three of the four elements are below 2 after 40 steps towards 1.
-    assert_eq!(found["outputs"][0]["nan"], 3);
-    let site = found["call_site"].as_str().unwrap();
-    assert!(site.contains("tests/numerics_wgpu.rs:"), "{site}");
-    // Run again on NdArray with the same inputs: the same three NaN, the op's numerics.
-    let rerun = &found["rerun"];
-    assert_eq!(rerun["backend"], "ndarray", "{found:#}");
-    assert_eq!(rerun["error"], serde_json::Value::Null);
-    assert_eq!(rerun["outputs"][0]["nan"], 3);
 }
 
 /// The first Inf is `exp` in f16 on `Profiled<Wgpu>` (e^12 is past f16's range); re-run on

@@ -5,8 +5,9 @@
 //! block's registers is recorded with none: aligned, not compared.
 //!
 //! Each op's inputs are linked to the ops that made them: an earlier op of the block by its
-//! tensor's id, a tensor from outside the block by its fingerprint, read before the block ran
-//! (a block may write its outputs over its inputs).
+//! tensor's id, a tensor from outside the block by its fingerprint, reduced before the block
+//! ran (a block may write its outputs over its inputs). Fingerprints are reduced on the device
+//! and read with a batch ([`numerics_batch`](crate::numerics_batch)): no sync per block.
 
 use std::collections::HashMap;
 
@@ -14,23 +15,24 @@ use burn_cubecl::{CubeBackend, CubeRuntime};
 use burn_cubecl_fusion::CubeFusionHandle;
 use burn_fusion::stream::Context;
 use burn_ir::{BackendIr, TensorHandle, TensorId};
-use burn_profiled_core::numerics::Fingerprint;
-use burn_profiled_core::sinks::numerics::{Input, Source, Wanted};
+use burn_profiled_core::sinks::numerics::{self, Input, Source, Wanted};
 
 use super::block_io::BlockIo;
+use crate::device_prints::DevicePrint;
+use crate::numerics_batch::{DeferredPrints, InputPrint};
 use crate::op_numerics::{Held, Kind, Seen};
 use crate::probe::Op;
 
 /// The backend the block's tensors are read through: CubeCL reads a handle by its own dtype.
 type ReadBackend<R> = CubeBackend<R, f32, i32, u32>;
 
-/// The fingerprints of the tensors the block reads from outside, by relative id, taken before
-/// it runs; none unless `wanted` asks for fingerprints.
+/// The fingerprints of the tensors the block reads from outside, by relative id, reduced
+/// before it runs; none unless `wanted` asks for fingerprints.
 pub(super) fn inputs_before<R: CubeRuntime>(
     io: &BlockIo,
     context: &Context<CubeFusionHandle<R>>,
     wanted: Wanted,
-) -> HashMap<TensorId, Fingerprint> {
+) -> HashMap<TensorId, DevicePrint<ReadBackend<R>>> {
     let mut prints = HashMap::new();
     if !wanted.fingerprints() {
         return prints;
@@ -41,8 +43,7 @@ pub(super) fn inputs_before<R: CubeRuntime>(
             if written.contains(id) || prints.contains_key(id) {
                 continue;
             }
-            let read = held(context, id).and_then(Held::read);
-            if let Some(print) = read.as_ref().and_then(crate::op_numerics::fingerprint) {
+            if let Some(print) = held(context, id).as_ref().and_then(DevicePrint::reduce) {
                 prints.insert(*id, print);
             }
         }
@@ -52,12 +53,12 @@ pub(super) fn inputs_before<R: CubeRuntime>(
 }
 
 /// Records the block's outputs, as `wanted` says, in the phase the block runs in; `before`
-/// holds what [`inputs_before`] read.
+/// holds what [`inputs_before`] reduced.
 pub(super) fn record<R: CubeRuntime>(
     io: &BlockIo,
     context: &Context<CubeFusionHandle<R>>,
     wanted: Wanted,
-    mut before: HashMap<TensorId, Fingerprint>,
+    mut before: HashMap<TensorId, DevicePrint<ReadBackend<R>>>,
 ) {
     // The record that made each tensor the block wrote, by relative id.
     let mut made_by: HashMap<TensorId, u64> = HashMap::new();
@@ -79,27 +80,53 @@ pub(super) fn record<R: CubeRuntime>(
                 .collect(),
             false => Vec::new(),
         };
-        let inputs = op.inputs.iter().filter_map(|id| {
-            let source = match made_by.get(id) {
-                Some(seq) => Source::Record(*seq),
-                None => before
-                    .get(id)
-                    .cloned()
-                    .map_or(Source::Unknown, Source::Content),
-            };
-            let tensor = context.tensors.get(id)?;
-            let shape = tensor.shape.as_slice().to_vec();
-            Some(Input { shape, source })
-        });
-        let inputs = inputs.collect();
         let name = Op::named(&op.table_name);
-        let outputs = Seen::unidentified(outputs);
-        let seq = crate::numerics_path::record_numerics(
-            (name, 0, true),
-            wanted,
-            (inputs, held_inputs, None),
-            outputs,
-        );
+        let shape = |id: &TensorId| Some(context.tensors.get(id)?.shape.as_slice().to_vec());
+        let seq = match wanted.fingerprints() {
+            // Reduced on the device, recorded when the batch is read.
+            true => numerics::reserve().inspect(|&seq| {
+                let inputs = op.inputs.iter().filter_map(|id| {
+                    let input = match (made_by.get(id), before.get(id)) {
+                        (Some(seq), _) => InputPrint::Known(Source::Record(*seq)),
+                        (None, Some(print)) => InputPrint::Reduced(print.clone()),
+                        (None, None) => InputPrint::Known(Source::Unknown),
+                    };
+                    Some((shape(id)?, input))
+                });
+                crate::numerics_batch::push_prints(DeferredPrints {
+                    at: numerics::CalledAt::here(),
+                    seq,
+                    op: name,
+                    stack: 0,
+                    inputs: inputs.collect(),
+                    outputs: outputs.iter().filter_map(DevicePrint::reduce).collect(),
+                    held: held_inputs,
+                    held_outputs: match wanted.check_finite() {
+                        true => outputs,
+                        false => Vec::new(),
+                    },
+                    replay: None,
+                });
+            }),
+            // `check_finite` alone: the outputs' sums.
+            false => {
+                let inputs = op.inputs.iter().filter_map(|id| {
+                    let source = made_by
+                        .get(id)
+                        .map_or(Source::Unknown, |s| Source::Record(*s));
+                    Some(Input {
+                        shape: shape(id)?,
+                        source,
+                    })
+                });
+                crate::numerics_path::record_numerics(
+                    (name, 0, true),
+                    wanted,
+                    (inputs.collect(), held_inputs, None),
+                    Seen::unidentified(outputs),
+                )
+            }
+        };
         for id in &op.outputs {
             made_by.extend(seq.map(|seq| (*id, seq)));
             // A tensor written again in the block is no longer what was read before it.

@@ -183,6 +183,9 @@ pub struct NonFiniteInputs {
     pub inputs: Vec<(Fingerprint, Option<Array>)>,
     /// The op re-run elsewhere.
     pub rerun: Option<crate::numerics::Rerun>,
+    /// Its outputs' fingerprints taken on the host from their data, where the record's were
+    /// reduced on the device: what the report and the re-run's verdict compare, exactly.
+    pub outputs: Option<Vec<Fingerprint>>,
 }
 
 /// Where and when an op was called: its phase and its thread, taken when it ran, for a record
@@ -255,15 +258,46 @@ pub fn record_at(
     (outputs, identities): (Vec<Fingerprint>, Vec<u64>),
     read_inputs: impl FnOnce() -> NonFiniteInputs,
 ) -> Option<u64> {
-    record_call(
+    let call = Call {
         at,
         op,
         stack,
-        inputs,
-        (outputs, identities),
-        read_inputs,
-        false,
-    )
+        seq: None,
+        value: false,
+    };
+    record_call(call, inputs, (outputs, identities), read_inputs)
+}
+
+/// Reserves the next `seq` for an op whose record is made later, with [`record_reserved`]:
+/// an op whose outputs' statistics are reduced on the device and read with a batch. `None`
+/// when nothing is recording.
+pub fn reserve() -> Option<u64> {
+    let mut guard = STATE.lock().unwrap_or_else(PoisonError::into_inner);
+    let state = guard.as_mut()?;
+    let seq = state.next_seq;
+    state.next_seq += 1;
+    Some(seq)
+}
+
+/// [`record_at`] with the `seq` [`reserve`] gave when the op ran. Records made so come in the
+/// order of their `seq` in `numerics.jsonl`, whatever order they were made in.
+pub fn record_reserved(
+    seq: u64,
+    at: CalledAt,
+    op: &'static Op,
+    stack: u32,
+    inputs: Vec<Input>,
+    (outputs, identities): (Vec<Fingerprint>, Vec<u64>),
+    read_inputs: impl FnOnce() -> NonFiniteInputs,
+) -> Option<u64> {
+    let call = Call {
+        at,
+        op,
+        stack,
+        seq: Some(seq),
+        value: false,
+    };
+    record_call(call, inputs, (outputs, identities), read_inputs)
 }
 
 /// Whether values handed over now are recorded ([`record_value`]): numerics are on and the
@@ -286,25 +320,43 @@ pub fn record_value(name: &str, value: &Array) {
     }
     flush();
     let print = Fingerprint::of_array(value);
+    let call = Call {
+        at: CalledAt::here(),
+        op: Op::named(name),
+        stack: 0,
+        seq: None,
+        value: true,
+    };
     record_call(
-        CalledAt::here(),
-        Op::named(name),
-        0,
+        call,
         Vec::new(),
         (vec![print], Vec::new()),
         NonFiniteInputs::default,
-        true,
     );
 }
 
-fn record_call(
+/// What is known of a call when its record is made.
+struct Call {
     at: CalledAt,
     op: &'static Op,
     stack: u32,
+    /// Its `seq`, when one was reserved for it.
+    seq: Option<u64>,
+    /// Whether it is a value handed over, not an op.
+    value: bool,
+}
+
+fn record_call(
+    Call {
+        at,
+        op,
+        stack,
+        seq: reserved,
+        value,
+    }: Call,
     inputs: Vec<Input>,
     (outputs, identities): (Vec<Fingerprint>, Vec<u64>),
     read_inputs: impl FnOnce() -> NonFiniteInputs,
-    value: bool,
 ) -> Option<u64> {
     let wanted = wanted();
     let made_non_finite = wanted.check_finite() && !outputs.iter().all(Fingerprint::is_finite);
@@ -314,8 +366,10 @@ fn record_call(
     let (seq, captured_here) = {
         let mut guard = STATE.lock().unwrap_or_else(PoisonError::into_inner);
         let state = guard.as_mut()?;
-        let seq = state.next_seq;
-        state.next_seq += 1;
+        let seq = reserved.unwrap_or_else(|| {
+            state.next_seq += 1;
+            state.next_seq - 1
+        });
         let named = state.config.capture == Some([state.step, seq]) && !value;
         (seq, named && state.captured.is_none())
     };
@@ -325,6 +379,7 @@ fn record_call(
     if let (true, Some(read)) = (captured_here, &read) {
         let (inputs, arrays): (Vec<Fingerprint>, Vec<Option<Array>>) =
             read.inputs.iter().cloned().unzip();
+        let outputs = read.outputs.clone().unwrap_or_else(|| outputs.clone());
         state.captured_inputs = arrays.into_iter().flatten().collect();
         let captured = CapturedOp {
             step: state.step,
@@ -333,7 +388,7 @@ fn record_call(
             phase: phase_name(phase, stack),
             call_site: call_sites::call_site(stack).map(|site| site.to_string()),
             inputs,
-            outputs: outputs.clone(),
+            outputs,
             rerun: read.rerun.clone(),
         };
         eprintln!("burn-profiled: captured {captured}");
@@ -342,7 +397,11 @@ fn record_call(
     if let Some(read) = read.filter(|_| made_non_finite)
         && state.non_finite.is_none()
     {
-        let NonFiniteInputs { inputs, rerun } = read;
+        let NonFiniteInputs {
+            inputs,
+            rerun,
+            outputs: read_outputs,
+        } = read;
         let (inputs, arrays): (Vec<Fingerprint>, Vec<Option<Array>>) = inputs.into_iter().unzip();
         state.non_finite_inputs = arrays.into_iter().flatten().collect();
         let found = NonFinite {
@@ -353,7 +412,7 @@ fn record_call(
             thread: thread.clone(),
             inputs_finite: inputs.iter().all(Fingerprint::is_finite),
             inputs,
-            outputs: outputs.clone(),
+            outputs: read_outputs.unwrap_or_else(|| outputs.clone()),
             rerun,
             value,
         };
@@ -437,8 +496,10 @@ pub fn stop() -> NumericsRun {
     let Some(state) = state else {
         return NumericsRun::default();
     };
-    let records = state
-        .records
+    let mut records = state.records;
+    // Reserved records were made when their batch was read.
+    records.sort_by_key(|recorded| recorded.seq);
+    let records = records
         .into_iter()
         .map(|recorded| OpRecord {
             seq: recorded.seq,
@@ -593,6 +654,7 @@ mod tests {
                         NonFiniteInputs {
                             inputs: vec![(print(-1.0), Array::from_values(&[1], &[-1.0f32]).ok())],
                             rerun: None,
+                            outputs: None,
                         }
                     },
                 );
@@ -669,6 +731,7 @@ mod tests {
                 NonFiniteInputs {
                     inputs: vec![(Fingerprint::of(&[-1.0f32], &[1]), input)],
                     rerun: None,
+                    outputs: None,
                 }
             },
         );
