@@ -1,14 +1,15 @@
 //! `[numerics]` without a sync per op, on backends whose ops return before their work ran
-//! (CubeCL's, fused or not): what is read of an op is reduced on the device as the op returns,
-//! and the reductions of up to [`BATCH`] ops are read together, in one transfer, when the
+//! (CubeCL's, fused or not): what is read of an op is prepared on the device as the op returns,
+//! and what up to [`BATCH`] ops prepared is read together, in one transfer, when the
 //! batch is full or the step ends ([`numerics::flush_with`]).
 //!
 //! - `check_finite` alone: each float output's sum. The ops of a batch keep their tensors
 //!   until it is read: the outputs of the first op whose sum is not finite are then read
 //!   whole, as the op path does it ([`record_read`](crate::op_numerics::record_read)).
-//! - Fingerprints: each output's statistics, and those of each input that is linked to its
-//!   producer by content ([`DevicePrint`]); the op's `seq` is reserved when it runs and its
-//!   record made when the batch is read.
+//! - Fingerprints: each output, and each input that is linked to its producer by content,
+//!   flattened to f32 and read whole ([`DevicePrint`]), fingerprinted on the host; the op's
+//!   `seq` is reserved when it runs and its record made when the batch is read. A batch is
+//!   also read once it holds [`MAX_NUMBERS`] numbers.
 //!
 //! On NdArray, whose ops have run when they return, each sum is read as its op returns: that
 //! costs less there than holding every tensor of a batch.
@@ -28,6 +29,10 @@ use crate::probe::Op;
 /// The most ops whose sums are read in one transfer.
 pub(crate) const BATCH: usize = 64;
 
+/// The most numbers a batch holds before it is read (64 MiB of f32: small tensors read
+/// whole are held until then).
+const MAX_NUMBERS: usize = 1 << 24;
+
 /// An op whose outputs' sums are not read yet.
 pub(crate) struct Deferred<B: Backend> {
     pub(crate) at: CalledAt,
@@ -39,7 +44,7 @@ pub(crate) struct Deferred<B: Backend> {
     pub(crate) replay: Option<Replay>,
 }
 
-/// An op whose fingerprints are reduced on the device, its record made when they are read.
+/// An op whose tensors are read with a batch, its record made then.
 pub(crate) struct DeferredPrints<B: Backend> {
     pub(crate) at: CalledAt,
     /// Its `seq`, reserved when it ran.
@@ -60,7 +65,7 @@ pub(crate) struct DeferredPrints<B: Backend> {
 pub(crate) enum InputPrint<B: Backend> {
     /// Known when the op ran (an identity, an earlier op of the same fused block, or none).
     Known(Source),
-    /// Its content: its fingerprint, reduced on the device.
+    /// Its content: its fingerprint, taken when the batch is read.
     Reduced(DevicePrint<B>),
 }
 
@@ -74,8 +79,10 @@ enum Queued<B: Backend> {
 
 struct Batch<B: Backend> {
     ops: Vec<Queued<B>>,
-    /// The ops' reductions, in order, read as one tensor.
+    /// What the ops prepared (sums, flattened tensors), in order, read as one tensor.
     reduced: Vec<B::FloatTensorPrimitive>,
+    /// How many numbers they hold.
+    numbers: usize,
 }
 
 impl<B: Backend> Default for Batch<B> {
@@ -83,6 +90,7 @@ impl<B: Backend> Default for Batch<B> {
         Batch {
             ops: Vec::new(),
             reduced: Vec::new(),
+            numbers: 0,
         }
     }
 }
@@ -158,7 +166,7 @@ pub(crate) fn push<B: Backend>(op: Deferred<B>) {
     queue(Queued::Check(op, count), sums);
 }
 
-/// Queues `op`'s record: its fingerprints' statistics, reduced already, are read with the
+/// Queues `op`'s record: its tensors, prepared already, are read with the
 /// batch's.
 pub(crate) fn push_prints<B: Backend>(mut op: DeferredPrints<B>) {
     let inputs = op.inputs.iter_mut().filter_map(|(_, input)| match input {
@@ -166,9 +174,13 @@ pub(crate) fn push_prints<B: Backend>(mut op: DeferredPrints<B>) {
         InputPrint::Known(_) => None,
     });
     let reduced: Vec<B::FloatTensorPrimitive> = (inputs.chain(op.outputs.iter_mut()))
-        .filter_map(DevicePrint::take_stats)
+        .filter_map(DevicePrint::take)
         .collect();
-    let count = reduced.len() * crate::device_prints::STATS;
+    let inputs = op.inputs.iter().filter_map(|(_, input)| match input {
+        InputPrint::Reduced(print) => Some(print.len()),
+        InputPrint::Known(_) => None,
+    });
+    let count = inputs.chain(op.outputs.iter().map(DevicePrint::len)).sum();
     queue(Queued::Prints(op, count), reduced);
 }
 
@@ -183,9 +195,13 @@ fn queue<B: Backend>(op: Queued<B>, reduced: Vec<B::FloatTensorPrimitive>) {
         let Some(batch) = entry.batch.downcast_mut::<Batch<B>>() else {
             return;
         };
+        batch.numbers += match &op {
+            Queued::Check(_, count) | Queued::Prints(_, count) => *count,
+        };
         batch.ops.push(op);
         batch.reduced.extend(reduced);
-        (batch.ops.len() >= BATCH).then(|| std::mem::take(batch))
+        let full = batch.ops.len() >= BATCH || batch.numbers >= MAX_NUMBERS;
+        full.then(|| std::mem::take(batch))
     };
     if let Some(batch) = full {
         check(batch);
@@ -218,7 +234,7 @@ fn flush<B: Backend>() {
     }
 }
 
-/// Reads a batch's reductions in one transfer, then, op by op in order: records the deferred
+/// Reads what a batch's ops prepared in one transfer, then, op by op in order: records the deferred
 /// fingerprints, and reads whole, and records, the first op whose sum is not finite when its
 /// outputs hold a NaN or an Inf.
 fn check<B: Backend>(batch: Batch<B>) {
@@ -278,7 +294,7 @@ fn check_sums<B: Backend>(op: Deferred<B>, sums: &[f32]) {
     );
 }
 
-/// The record of one op whose fingerprints were reduced on the device, from their numbers.
+/// The record of one op whose fingerprints were prepared on the device, from their numbers.
 fn record_prints<B: Backend>(op: DeferredPrints<B>, numbers: &[f32]) {
     let DeferredPrints {
         at: called,

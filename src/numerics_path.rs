@@ -98,9 +98,9 @@ pub(crate) fn numerics_end<B: Backend>(
 }
 
 /// Fingerprints on an asynchronous backend: the op's `seq` reserved now, its inputs' and
-/// outputs' statistics reduced on the device, its record made when their batch is read
+/// outputs flattened to f32 on the device, its record made when their batch is read
 /// ([`numerics_batch`](crate::numerics_batch)). Inputs with identities are linked by them,
-/// the others by their reduced fingerprints; they are kept for a re-read only where
+/// the others by their fingerprints; they are kept for a re-read only where
 /// `check_finite` or `capture` may ask for them.
 fn defer_prints<B: Backend>(
     (op, stack): (&'static Op, u32),
@@ -115,7 +115,7 @@ fn defer_prints<B: Backend>(
         return;
     };
     let identified = inputs.all_identified();
-    let reduce = |held: Option<&Held<B>>| match held.and_then(DevicePrint::reduce) {
+    let reduce = |held: Option<&Held<B>>| match held.and_then(DevicePrint::prepare) {
         Some(print) => InputPrint::Reduced(print),
         None => InputPrint::Known(numerics::Source::Unknown),
     };
@@ -135,7 +135,7 @@ fn defer_prints<B: Backend>(
         op,
         stack,
         inputs: linked,
-        outputs: made.held.iter().filter_map(DevicePrint::reduce).collect(),
+        outputs: made.held.iter().filter_map(DevicePrint::prepare).collect(),
         held: if keep { inputs.held } else { Vec::new() },
         held_outputs: if keep { made.held } else { Vec::new() },
         replay,

@@ -5,9 +5,9 @@
 //! block's registers is recorded with none: aligned, not compared.
 //!
 //! Each op's inputs are linked to the ops that made them: an earlier op of the block by its
-//! tensor's id, a tensor from outside the block by its fingerprint, reduced before the block
-//! ran (a block may write its outputs over its inputs). Fingerprints are reduced on the device
-//! and read with a batch ([`numerics_batch`](crate::numerics_batch)): no sync per block.
+//! tensor's id, a tensor from outside the block by its fingerprint, copied before the block
+//! ran (a block may write its outputs over its inputs). The tensors are read with a batch
+//! ([`numerics_batch`](crate::numerics_batch)): no sync per block.
 
 use std::collections::HashMap;
 
@@ -26,8 +26,8 @@ use crate::probe::Op;
 /// The backend the block's tensors are read through: CubeCL reads a handle by its own dtype.
 type ReadBackend<R> = CubeBackend<R, f32, i32, u32>;
 
-/// The fingerprints of the tensors the block reads from outside, by relative id, reduced
-/// before it runs; none unless `wanted` asks for fingerprints.
+/// The tensors the block reads from outside, by relative id, flattened (a copy where a cast
+/// is needed) before it runs; none unless `wanted` asks for fingerprints.
 pub(super) fn inputs_before<R: CubeRuntime>(
     io: &BlockIo,
     context: &Context<CubeFusionHandle<R>>,
@@ -43,7 +43,10 @@ pub(super) fn inputs_before<R: CubeRuntime>(
             if written.contains(id) || prints.contains_key(id) {
                 continue;
             }
-            if let Some(print) = held(context, id).as_ref().and_then(DevicePrint::reduce) {
+            if let Some(print) = held(context, id)
+                .as_ref()
+                .and_then(DevicePrint::prepare_copy)
+            {
                 prints.insert(*id, print);
             }
         }
@@ -53,7 +56,7 @@ pub(super) fn inputs_before<R: CubeRuntime>(
 }
 
 /// Records the block's outputs, as `wanted` says, in the phase the block runs in; `before`
-/// holds what [`inputs_before`] reduced.
+/// holds what [`inputs_before`] prepared.
 pub(super) fn record<R: CubeRuntime>(
     io: &BlockIo,
     context: &Context<CubeFusionHandle<R>>,
@@ -83,7 +86,7 @@ pub(super) fn record<R: CubeRuntime>(
         let name = Op::named(&op.table_name);
         let shape = |id: &TensorId| Some(context.tensors.get(id)?.shape.as_slice().to_vec());
         let seq = match wanted.fingerprints() {
-            // Reduced on the device, recorded when the batch is read.
+            // Read with a batch, recorded then.
             true => numerics::reserve().inspect(|&seq| {
                 let inputs = op.inputs.iter().filter_map(|id| {
                     let input = match (made_by.get(id), before.get(id)) {
@@ -99,7 +102,7 @@ pub(super) fn record<R: CubeRuntime>(
                     op: name,
                     stack: 0,
                     inputs: inputs.collect(),
-                    outputs: outputs.iter().filter_map(DevicePrint::reduce).collect(),
+                    outputs: outputs.iter().filter_map(DevicePrint::prepare).collect(),
                     held: held_inputs,
                     held_outputs: match wanted.check_finite() {
                         true => outputs,
