@@ -35,6 +35,7 @@ impl<B: Backend> DevicePrint<B> {
 
     /// [`prepare`](Self::prepare) as a copy, for a tensor something may write over before the
     /// batch is read (a fused block's input, which the block may overwrite in place).
+    #[cfg(feature = "fusion")]
     pub(crate) fn prepare_copy(held: &Held<B>) -> Option<Self> {
         // x * 1 is x, bit for bit, NaN, infinities and -0 included.
         Self::prepare_as(held, |t| {
