@@ -46,9 +46,8 @@ pub(crate) struct Deferred<B: Backend> {
 
 /// An op whose tensors are read with a batch, its record made then.
 pub(crate) struct DeferredPrints<B: Backend> {
+    /// Where it ran, with its `seq` reserved then.
     pub(crate) at: CalledAt,
-    /// Its `seq`, reserved when it ran.
-    pub(crate) seq: u64,
     pub(crate) op: &'static Op,
     pub(crate) stack: u32,
     /// Each tensor input's shape and source.
@@ -66,7 +65,7 @@ pub(crate) enum InputPrint<B: Backend> {
     /// Known when the op ran (an identity, an earlier op of the same fused block, or none).
     Known(Source),
     /// Its content: its fingerprint, taken when the batch is read.
-    Reduced(DevicePrint<B>),
+    Read(DevicePrint<B>),
 }
 
 /// What a batch holds of one op, with how many of the batch's numbers are its.
@@ -170,14 +169,14 @@ pub(crate) fn push<B: Backend>(op: Deferred<B>) {
 /// batch's.
 pub(crate) fn push_prints<B: Backend>(mut op: DeferredPrints<B>) {
     let inputs = op.inputs.iter_mut().filter_map(|(_, input)| match input {
-        InputPrint::Reduced(print) => Some(print),
+        InputPrint::Read(print) => Some(print),
         InputPrint::Known(_) => None,
     });
     let reduced: Vec<B::FloatTensorPrimitive> = (inputs.chain(op.outputs.iter_mut()))
         .filter_map(DevicePrint::take)
         .collect();
     let inputs = op.inputs.iter().filter_map(|(_, input)| match input {
-        InputPrint::Reduced(print) => Some(print.len()),
+        InputPrint::Read(print) => Some(print.len()),
         InputPrint::Known(_) => None,
     });
     let count = inputs.chain(op.outputs.iter().map(DevicePrint::len)).sum();
@@ -298,7 +297,6 @@ fn check_sums<B: Backend>(op: Deferred<B>, sums: &[f32]) {
 fn record_prints<B: Backend>(op: DeferredPrints<B>, numbers: &[f32]) {
     let DeferredPrints {
         at: called,
-        seq,
         op,
         stack,
         inputs,
@@ -319,12 +317,12 @@ fn record_prints<B: Backend>(op: DeferredPrints<B>, numbers: &[f32]) {
             shape,
             source: match input {
                 InputPrint::Known(source) => source,
-                InputPrint::Reduced(print) => Source::Content(next(&print)),
+                InputPrint::Read(print) => Source::Content(next(&print)),
             },
         })
         .collect();
     let prints = outputs.iter().map(next).collect();
-    numerics::record_reserved(seq, called, op, stack, inputs, (prints, Vec::new()), || {
+    numerics::record_at(called, op, stack, inputs, (prints, Vec::new()), || {
         let mut read = crate::op_numerics::read_inputs(held, replay);
         let outputs = held_outputs.into_iter().filter_map(Held::read);
         let outputs = outputs.filter_map(|data| crate::op_numerics::fingerprint(&data));

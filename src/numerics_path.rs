@@ -111,12 +111,12 @@ fn defer_prints<B: Backend>(
 ) {
     use crate::device_prints::DevicePrint;
     use crate::numerics_batch::InputPrint;
-    let Some(seq) = numerics::reserve() else {
+    let Some(at) = numerics::CalledAt::reserved() else {
         return;
     };
     let identified = inputs.all_identified();
     let reduce = |held: Option<&Held<B>>| match held.and_then(DevicePrint::prepare) {
-        Some(print) => InputPrint::Reduced(print),
+        Some(print) => InputPrint::Read(print),
         None => InputPrint::Known(numerics::Source::Unknown),
     };
     let linked = (inputs.shapes.into_iter().enumerate())
@@ -130,8 +130,7 @@ fn defer_prints<B: Backend>(
         .collect();
     let keep = wanted.check_finite() || wanted.capture();
     crate::numerics_batch::push_prints(crate::numerics_batch::DeferredPrints {
-        at: numerics::CalledAt::here(),
-        seq,
+        at,
         op,
         stack,
         inputs: linked,

@@ -4,9 +4,10 @@
 //! (multiples of 1/4 and 1/2, a power-of-two mean), so both dumps agree to the last bit.
 
 use burn::backend::{Autodiff, NdArray};
-use burn::tensor::activation::relu;
-use burn::tensor::{Tensor, TensorData};
-use burn_profiled::dump::{AddOptions, DumpType, Map, TensorDumper};
+use burn_profiled::dump::{AddOptions, DumpType, TensorDumper};
+
+mod support;
+use support::mlp::mlp;
 
 type B = Autodiff<NdArray>;
 
@@ -19,28 +20,18 @@ const GOLDEN: &str = concat!(
 #[test]
 fn the_mlp_dump_on_burn_021_is_the_golden_one_that_burn_022s_is_compared_with() {
     let device = Default::default();
-    let xs: Vec<f32> = (0..12).map(|i| (i as f32 - 5.0) * 0.5).collect();
-    let ws: Vec<f32> = (0..6).map(|i| (i as f32 - 2.0) * 0.25).collect();
-    let x = Tensor::<B, 2>::from_data(TensorData::new(xs, [4, 3]), &device);
-    let w = Tensor::<B, 2>::from_data(TensorData::new(ws, [3, 2]), &device).require_grad();
-    let b = Tensor::<B, 1>::from_data(TensorData::new(vec![0.5f32, -0.25], [2]), &device)
-        .require_grad();
-    let y = relu(x.clone().matmul(w.clone()) + b.clone().unsqueeze());
-    let loss = (y.clone() * y.clone()).mean();
+    let model = mlp::<B>(&device);
 
     let out = tempfile::tempdir().unwrap();
     let mut dumper = TensorDumper::new(out.path());
     let json = || AddOptions::new(DumpType::Json);
-    let tensors = Map::new()
-        .with("x", &x)
-        .with("w", &w)
-        .with("b", &b)
-        .with("y", &y)
-        .with("loss", &loss);
-    dumper.add_tensor_data("mlp", tensors, json()).unwrap();
-    let grads = Map::new().with("x", &x).with("w", &w).with("b", &b);
-    dumper.add_grad_data("mlp", grads, json()).unwrap();
-    dumper.set_gradients::<B>(loss).unwrap();
+    dumper
+        .add_tensor_data("mlp", model.tensors(), json())
+        .unwrap();
+    dumper
+        .add_grad_data("mlp", model.grad_inputs(), json())
+        .unwrap();
+    dumper.set_gradients::<B>(model.loss).unwrap();
     dumper.dump(true).unwrap();
 
     for file in ["tensors.json", "grads.json"] {

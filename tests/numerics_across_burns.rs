@@ -6,13 +6,13 @@
 //! with. The values are exact in f32 on any backend, so both agree to the last bit.
 
 use burn::backend::{Autodiff, NdArray};
-use burn::tensor::activation::relu;
-use burn::tensor::{Tensor, TensorData};
-use burn_profiled::Profiled;
-use burn_profiled::Session;
 use burn_profiled::config::RuntimeConfig;
-use burn_profiled::dump::{AddOptions, DumpType, Map, TensorDumper};
+use burn_profiled::dump::{AddOptions, DumpType, TensorDumper};
+use burn_profiled::{Profiled, Session};
+
+mod support;
 use burn_profiled::numerics::{self, Tolerance, file};
+use support::mlp::mlp;
 
 type B = Autodiff<Profiled<NdArray>>;
 
@@ -31,27 +31,17 @@ fn the_loss_and_the_dumpers_tensors_and_gradients_are_recorded_as_values_named_a
     let mut session = Session::start::<B>(config, &device, out.path().join("run"));
     let mut dumper = TensorDumper::new(out.path().join("dumps"));
     for _step in 0..2 {
-        let xs: Vec<f32> = (0..12).map(|i| (i as f32 - 5.0) * 0.5).collect();
-        let ws: Vec<f32> = (0..6).map(|i| (i as f32 - 2.0) * 0.25).collect();
-        let x = Tensor::<B, 2>::from_data(TensorData::new(xs, [4, 3]), &device);
-        let w = Tensor::<B, 2>::from_data(TensorData::new(ws, [3, 2]), &device).require_grad();
-        let b = Tensor::<B, 1>::from_data(TensorData::new(vec![0.5f32, -0.25], [2]), &device)
-            .require_grad();
-        let y = relu(x.clone().matmul(w.clone()) + b.clone().unsqueeze());
-        let loss = (y.clone() * y.clone()).mean();
+        let model = mlp::<B>(&device);
         let json = || AddOptions::new(DumpType::Json);
-        let tensors = Map::new()
-            .with("x", &x)
-            .with("w", &w)
-            .with("b", &b)
-            .with("y", &y)
-            .with("loss", &loss);
-        dumper.add_tensor_data("mlp", tensors, json()).unwrap();
-        let grads = Map::new().with("x", &x).with("w", &w).with("b", &b);
-        dumper.add_grad_data("mlp", grads, json()).unwrap();
-        dumper.set_gradients::<B>(loss.clone()).unwrap();
+        dumper
+            .add_tensor_data("mlp", model.tensors(), json())
+            .unwrap();
+        dumper
+            .add_grad_data("mlp", model.grad_inputs(), json())
+            .unwrap();
+        dumper.set_gradients::<B>(model.loss.clone()).unwrap();
         dumper.dump(true).unwrap();
-        session.record_loss(&loss);
+        session.record_loss(&model.loss);
         session.finish_iter().unwrap();
     }
     session.finish().unwrap();

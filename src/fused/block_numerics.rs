@@ -87,18 +87,18 @@ pub(super) fn record<R: CubeRuntime>(
         let shape = |id: &TensorId| Some(context.tensors.get(id)?.shape.as_slice().to_vec());
         let seq = match wanted.fingerprints() {
             // Read with a batch, recorded then.
-            true => numerics::reserve().inspect(|&seq| {
+            true => numerics::CalledAt::reserved().and_then(|at| {
+                let seq = at.seq();
                 let inputs = op.inputs.iter().filter_map(|id| {
                     let input = match (made_by.get(id), before.get(id)) {
                         (Some(seq), _) => InputPrint::Known(Source::Record(*seq)),
-                        (None, Some(print)) => InputPrint::Reduced(print.clone()),
+                        (None, Some(print)) => InputPrint::Read(print.clone()),
                         (None, None) => InputPrint::Known(Source::Unknown),
                     };
                     Some((shape(id)?, input))
                 });
                 crate::numerics_batch::push_prints(DeferredPrints {
-                    at: numerics::CalledAt::here(),
-                    seq,
+                    at,
                     op: name,
                     stack: 0,
                     inputs: inputs.collect(),
@@ -110,6 +110,7 @@ pub(super) fn record<R: CubeRuntime>(
                     },
                     replay: None,
                 });
+                seq
             }),
             // `check_finite` alone: the outputs' sums.
             false => {

@@ -6,6 +6,7 @@
 
 pub mod device_time;
 pub mod hta;
+pub mod mlp;
 pub mod nesting;
 pub mod stand_in;
 

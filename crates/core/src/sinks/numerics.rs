@@ -194,6 +194,8 @@ pub struct NonFiniteInputs {
 pub struct CalledAt {
     phase: u32,
     thread: std::thread::Thread,
+    /// The call's `seq`, when it was reserved as it ran ([`reserved`](Self::reserved)).
+    seq: Option<u64>,
 }
 
 impl CalledAt {
@@ -202,7 +204,27 @@ impl CalledAt {
         CalledAt {
             phase: phase::current(),
             thread: std::thread::current(),
+            seq: None,
         }
+    }
+
+    /// [`here`](Self::here), with the next `seq` taken now for a record made later (an op whose
+    /// tensors are read with a batch): records made so come in the order of their `seq` in
+    /// `numerics.jsonl`, whatever order they were made in. `None` when nothing is recording.
+    pub fn reserved() -> Option<Self> {
+        let mut guard = STATE.lock().unwrap_or_else(PoisonError::into_inner);
+        let state = guard.as_mut()?;
+        let seq = state.next_seq;
+        state.next_seq += 1;
+        Some(CalledAt {
+            seq: Some(seq),
+            ..CalledAt::here()
+        })
+    }
+
+    /// The `seq` [`reserved`](Self::reserved) took.
+    pub fn seq(&self) -> Option<u64> {
+        self.seq
     }
 }
 
@@ -249,7 +271,7 @@ pub fn record(
     )
 }
 
-/// [`record`] for an op called earlier, at `at`.
+/// [`record`] for an op called earlier, at `at` (with the `seq` it reserved, if it did).
 pub fn record_at(
     at: CalledAt,
     op: &'static Op,
@@ -259,43 +281,10 @@ pub fn record_at(
     read_inputs: impl FnOnce() -> NonFiniteInputs,
 ) -> Option<u64> {
     let call = Call {
-        at,
         op,
         stack,
-        seq: None,
         value: false,
-    };
-    record_call(call, inputs, (outputs, identities), read_inputs)
-}
-
-/// Reserves the next `seq` for an op whose record is made later, with [`record_reserved`]:
-/// an op whose outputs' statistics are reduced on the device and read with a batch. `None`
-/// when nothing is recording.
-pub fn reserve() -> Option<u64> {
-    let mut guard = STATE.lock().unwrap_or_else(PoisonError::into_inner);
-    let state = guard.as_mut()?;
-    let seq = state.next_seq;
-    state.next_seq += 1;
-    Some(seq)
-}
-
-/// [`record_at`] with the `seq` [`reserve`] gave when the op ran. Records made so come in the
-/// order of their `seq` in `numerics.jsonl`, whatever order they were made in.
-pub fn record_reserved(
-    seq: u64,
-    at: CalledAt,
-    op: &'static Op,
-    stack: u32,
-    inputs: Vec<Input>,
-    (outputs, identities): (Vec<Fingerprint>, Vec<u64>),
-    read_inputs: impl FnOnce() -> NonFiniteInputs,
-) -> Option<u64> {
-    let call = Call {
         at,
-        op,
-        stack,
-        seq: Some(seq),
-        value: false,
     };
     record_call(call, inputs, (outputs, identities), read_inputs)
 }
@@ -324,7 +313,6 @@ pub fn record_value(name: &str, value: &Array) {
         at: CalledAt::here(),
         op: Op::named(name),
         stack: 0,
-        seq: None,
         value: true,
     };
     record_call(
@@ -340,8 +328,6 @@ struct Call {
     at: CalledAt,
     op: &'static Op,
     stack: u32,
-    /// Its `seq`, when one was reserved for it.
-    seq: Option<u64>,
     /// Whether it is a value handed over, not an op.
     value: bool,
 }
@@ -351,7 +337,6 @@ fn record_call(
         at,
         op,
         stack,
-        seq: reserved,
         value,
     }: Call,
     inputs: Vec<Input>,
@@ -366,7 +351,7 @@ fn record_call(
     let (seq, captured_here) = {
         let mut guard = STATE.lock().unwrap_or_else(PoisonError::into_inner);
         let state = guard.as_mut()?;
-        let seq = reserved.unwrap_or_else(|| {
+        let seq = at.seq.unwrap_or_else(|| {
             state.next_seq += 1;
             state.next_seq - 1
         });
