@@ -306,17 +306,22 @@ impl MemoryRun {
                 // A device's growth is its ops'; the host's, that of the ops on the devices
                 // that report no memory of their own (NdArray's).
                 let is_device = self.devices.iter().any(|d| d.device == growth.memory);
-                let ops: Vec<String> = top_ops
+                let steps = measured_steps.max(1) as u64;
+                let on_this: Vec<&(String, String, u64)> = top_ops
                     .iter()
                     .filter(|(on, _, _)| match is_device {
                         true => *on == growth.memory,
                         false => !self.devices.iter().any(|d| d.device == *on),
                     })
-                    .take(3)
-                    .map(|(_, op, bytes)| {
-                        format!("{op} {}", bytes_text(*bytes / measured_steps.max(1) as u64))
-                    })
                     .collect();
+                let ops: Vec<String> = (on_this.iter().take(3))
+                    .map(|(_, op, bytes)| format!("{op} {}", bytes_text(*bytes / steps)))
+                    .collect();
+                // Alive by the IR yet more than the memory grew: frees the edition could not
+                // see (Burn 0.22's foreign drops, of tensors another thread made).
+                let kept_per_step = on_this.iter().map(|(_, _, bytes)| bytes).sum::<u64>() / steps;
+                let unseen_frees =
+                    alive_at_end && kept_per_step as f64 > 2.0 * growth.bytes_per_step.max(0.0);
                 if self.host_allocations_tracked.is_some() || !self.op_peaks.is_empty() {
                     match (ops.is_empty(), alive_at_end) {
                         (true, _) => {}
@@ -328,6 +333,15 @@ impl MemoryRun {
                             "; ops whose outputs are still alive at the end, per step: {}",
                             ops.join(", ")
                         )),
+                    }
+                    if unseen_frees {
+                        text.push_str(&format!(
+                            " ({} per step in all, more than the memory grew: some of these \
+                             were freed where the profiler does not see it, on another thread \
+                             than the one that made them, as the batches of a data-loading \
+                             thread are)",
+                            bytes_text(kept_per_step)
+                        ));
                     }
                 } else {
                     text.push_str(
@@ -399,6 +413,44 @@ mod tests {
             phase_peaks: Vec::new(),
             host_allocations_tracked: None,
         }
+    }
+
+    /// Outputs alive at the end by the IR, more than the pool grew: the warning names them,
+    /// and says that some were freed unseen (tensors another thread made and dropped).
+    #[test]
+    fn alive_outputs_beyond_the_growth_are_said_to_include_unseen_frees() {
+        let _serial = crate::sinks::TEST_SERIAL
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut grown = run(
+            vec![device("wgpu:DefaultDevice", 158 << 10, 21 << 20)],
+            vec![peak("wgpu:DefaultDevice", "matmul")],
+        );
+        grown.growth.push(Growth {
+            memory: "wgpu:DefaultDevice".to_owned(),
+            growing: true,
+            bytes_per_step: 3.0 * 1024.0,
+            rising_steps: 33,
+            steps: 37,
+            first_bytes: 125 << 10,
+            last_bytes: 158 << 10,
+        });
+        let device = || "wgpu:DefaultDevice".to_owned();
+        set_kept_by_op(vec![(device(), "init".to_owned(), 37 * (22 << 10))]);
+        let warning = grown.growth_warnings(37).remove(0);
+        assert!(
+            warning.ends_with(
+                "ops whose outputs are still alive at the end, per step: init 22.00 KiB (22.00 \
+                 KiB per step in all, more than the memory grew: some of these were freed where \
+                 the profiler does not see it, on another thread than the one that made them, as \
+                 the batches of a data-loading thread are)"
+            ),
+            "{warning}"
+        );
+        set_kept_by_op(vec![(device(), "matmul".to_owned(), 37 * (3 << 10))]);
+        let warning = grown.growth_warnings(37).remove(0);
+        assert!(warning.ends_with("per step: matmul 3.00 KiB"), "{warning}");
+        clear_kept_by_op();
     }
 
     fn peak(device: &str, op: &str) -> MemoryPeak {
