@@ -1,7 +1,7 @@
 //! The crate's modules import each other in one direction: this test reads every `crate::`,
-//! `$crate::` and `super::` path in `src/`, and in the core's `crates/core/src/`, and checks
-//! that each crate's module graph has no cycle, and that the op path's layers (context, sinks,
-//! probe) only import downwards.
+//! `$crate::` and `super::` path in `src/`, in the core's `crates/core/src/` and in the Burn
+//! 0.22 edition's `crates/burn-profiled-022/src/`, and checks that each crate's module graph
+//! has no cycle, and that the op path's layers (context, sinks, probe) only import downwards.
 //!
 //! Nodes are the crate's top-level modules, except the layer folders `context` and `sinks`,
 //! whose children are nodes of their own (each sink must stand alone). Paths in comments and in
@@ -302,6 +302,12 @@ fn crates() -> [PathBuf; 2] {
     [root.join("src"), root.join("crates/core/src")]
 }
 
+/// The source folder of the Burn 0.22 edition (no op path of its own: only its cycles are
+/// checked).
+fn burn_022() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/burn-profiled-022/src")
+}
+
 fn graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
     let lib = fs::read_to_string(src.join("lib.rs")).unwrap();
     let aliases = root_aliases(&lib);
@@ -393,7 +399,7 @@ fn cycle_from(
 
 #[test]
 fn the_module_graph_has_no_cycle() {
-    for src in crates() {
+    for src in crates().into_iter().chain([burn_022()]) {
         assert_no_cycle(&graph(&src), "modules import each other in a circle");
     }
 }
@@ -422,6 +428,10 @@ fn files_of_one_folder_import_each_other_in_no_circle() {
     assert_no_cycle(
         &core_edges,
         "files of one folder of the core import each other in a circle",
+    );
+    assert_no_cycle(
+        &sibling_graph(&burn_022()),
+        "files of one folder of the Burn 0.22 edition import each other in a circle",
     );
 }
 

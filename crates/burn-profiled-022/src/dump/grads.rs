@@ -3,10 +3,11 @@
 //! the string `` "`.requires_grad == False`" `` when it is not tracked (int and bool tensors
 //! included), as on Burn 0.21 and in the original.
 
-use burn::tensor::{Gradients, Tensor, TensorData};
+use burn::tensor::{Gradients, Tensor};
 use burn_profiled_core::dump::json::PyJson;
 use burn_profiled_core::dump::{Content, DumpError, Node, Record};
 
+use super::grad_of::GradOf;
 use super::tensors;
 
 /// What an untracked tensor's gradient is dumped as (the original's literal string).
@@ -54,38 +55,6 @@ pub(crate) fn backward(values: impl GradValues) -> Result<Gradients, DumpError> 
         .ok_or_else(|| {
             DumpError::Gradients("`set_gradients` needs at least one function value".to_owned())
         })
-}
-
-/// A gradient's values, `None` when the tensor is not in the graph, or why they could not be
-/// read.
-type ReadGrad = Option<Result<TensorData, String>>;
-
-/// Finds a tracked tensor's gradient.
-type FindGrad = Box<dyn Fn(&Gradients) -> ReadGrad + Send>;
-
-/// How a tensor added for its gradient finds it: `None` for an untracked one.
-pub(crate) struct GradOf(Option<FindGrad>);
-
-impl GradOf {
-    /// A float tensor's: untracked unless it requires its gradient.
-    pub(crate) fn float<const D: usize>(tensor: Tensor<D>) -> GradOf
-    where
-        Tensor<D>: Send,
-    {
-        if !tensor.is_require_grad() {
-            return GradOf::untracked();
-        }
-        GradOf(Some(Box::new(move |grads| {
-            tensor
-                .grad(grads)
-                .map(|grad| grad.try_into_data().map_err(|error| format!("{error:?}")))
-        })))
-    }
-
-    /// An int or bool tensor's, or an untracked float tensor's: none.
-    pub(crate) fn untracked() -> GradOf {
-        GradOf(None)
-    }
 }
 
 enum Outcome {
@@ -145,14 +114,14 @@ fn collect(
             content: Content::Pending(pending),
             ..
         }) => {
-            let Some(GradOf(find)) = pending.downcast_ref::<GradOf>() else {
+            let Some(grad_of) = pending.downcast_ref::<GradOf>() else {
                 return Err(DumpError::Gradients(format!(
                     "The data added for its gradient at `{path}` is not a tensor of Burn 0.22"
                 )));
             };
-            out.push(match find {
+            out.push(match grad_of.find(grads) {
                 None => Outcome::Leaf(PyJson::Str(REQUIRES_GRAD_FALSE.to_owned())),
-                Some(find) => match find(grads) {
+                Some(found) => match found {
                     None => Outcome::Leaf(PyJson::Null),
                     Some(read) => {
                         let data = read.map_err(|message| DumpError::TensorRead {

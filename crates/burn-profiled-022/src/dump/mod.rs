@@ -18,6 +18,7 @@ pub use burn_profiled_core::dump::{
 
 mod dumper;
 pub mod global;
+mod grad_of;
 mod grads;
 pub(crate) mod tensors;
 

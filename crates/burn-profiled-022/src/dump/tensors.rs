@@ -10,7 +10,7 @@ use burn_profiled_core::dump::{
     DumpError, ErasedTensor, TensorLeaf, TensorLeafError, ToDump, Value,
 };
 
-use super::grads::GradOf;
+use super::grad_of::GradOf;
 
 /// What this edition's tensors implement the core's conversions for (the compiler infers it).
 #[doc(hidden)]
