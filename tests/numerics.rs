@@ -18,6 +18,9 @@ mod support;
 #[path = "numerics/model.rs"]
 mod model;
 
+#[path = "numerics/perturbed.rs"]
+mod perturbed;
+
 type B = Autodiff<Profiled<NdArray>>;
 
 /// Sessions' tools are process-wide: one test at a time.
@@ -161,6 +164,61 @@ fn one_op_computed_differently_is_the_culprit_and_the_ops_after_it_propagators()
         .count();
     assert_eq!(comparison.propagators, diverged_after);
     assert!(comparison.propagators >= 5, "{}", comparison.propagators);
+}
+
+/// A backend with one wrong kernel call (the third `exp` off by 1e-3 relative), against
+/// NdArray: that `exp` is the culprit and no other op; every op before it is bit for bit
+/// NdArray's, every diverged op after it a propagator (the forward's `tanh` squashes the
+/// error below the tolerance; the backward carries it on). Re-run on NdArray from the same inputs
+/// (`[numerics] capture`), the culprit's outputs differ from the backend's: the backend's
+/// kernel, not the program.
+#[test]
+fn a_backend_with_one_wrong_kernel_is_caught_and_its_re_run_disagrees_with_it() {
+    type Wrong = Autodiff<Profiled<perturbed::Perturbed>>;
+    let _serial = serial();
+    let reference = train::<B>(&run_dir("wrong-kernel-reference"), SCALES, 1);
+    perturbed::reset();
+    let current = train::<Wrong>(&run_dir("wrong-kernel-current"), SCALES, 1);
+    assert!(current.len() >= 20, "{} ops", current.len());
+    let comparison = numerics::compare(&reference, &current, Tolerance::default());
+    let culprit = comparison.culprit.expect("the runs diverge");
+    assert!(culprit.inputs_agreed);
+    let pair = &comparison.pairs[culprit.pair];
+    let third_exp = current
+        .iter()
+        .filter(|r| r.op == "float_exp")
+        .nth(2)
+        .expect("four exps");
+    assert_eq!(current[pair.current].seq, third_exp.seq, "the third exp");
+    let before = &comparison.pairs[..culprit.pair];
+    assert!(before.iter().all(|p| p.agreement == Agreement::Identical));
+    let diverged_after = comparison.pairs[culprit.pair + 1..]
+        .iter()
+        .filter(|p| p.agreement == Agreement::Diverged)
+        .count();
+    assert_eq!(comparison.propagators, diverged_after);
+    let text = numerics::render(&comparison, &reference, &current, 20);
+    println!("{text}");
+    assert!(comparison.propagators >= 3, "{text}");
+
+    let mut config = numerics_config(CheckFinite::Off);
+    config.numerics.capture = Some([third_exp.step, third_exp.seq]);
+    let dir = run_dir("wrong-kernel-captured");
+    perturbed::reset();
+    model::train_with::<Wrong>(config, &dir, SCALES, 1);
+    let run: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).unwrap()).unwrap();
+    let captured: numerics::CapturedOp =
+        serde_json::from_value(run["captured"].clone()).expect("captured");
+    assert_eq!(captured.op, "float_exp");
+    let (agreement, _) = captured.rerun_agreement().expect("re-run on NdArray");
+    assert_eq!(agreement, Agreement::Diverged, "{captured}");
+    assert!(
+        captured
+            .to_string()
+            .contains("the backend computes this op otherwise than the reference"),
+        "{captured}"
+    );
 }
 
 /// The culprit's call, named by `burn-profiled numerics` (its step and `seq`), captured in a
