@@ -79,17 +79,23 @@ enum Queued<B: Backend> {
 struct Batch<B: Backend> {
     ops: Vec<Queued<B>>,
     /// What the ops prepared (sums, flattened tensors), in order, read as one tensor.
-    reduced: Vec<B::FloatTensorPrimitive>,
-    /// How many numbers they hold.
-    numbers: usize,
+    prepared: Vec<B::FloatTensorPrimitive>,
 }
 
 impl<B: Backend> Default for Batch<B> {
     fn default() -> Self {
         Batch {
             ops: Vec::new(),
-            reduced: Vec::new(),
-            numbers: 0,
+            prepared: Vec::new(),
+        }
+    }
+}
+
+impl<B: Backend> Queued<B> {
+    /// How many of its batch's numbers are its.
+    fn count(&self) -> usize {
+        match self {
+            Queued::Check(_, count) | Queued::Prints(_, count) => *count,
         }
     }
 }
@@ -102,8 +108,9 @@ struct Entry {
 }
 
 impl Entry {
-    /// `B`'s batch, empty.
+    /// `B`'s batch, empty, read at each step's end and when the numerics stop.
     fn new<B: Backend>(asynchronous: bool) -> Self {
+        numerics::flush_with(flush_all);
         Entry {
             batch: Box::new(Batch::<B>::default()),
             flush: flush::<B>,
@@ -132,8 +139,6 @@ pub(crate) fn deferred<B: Backend>(outputs: &[Held<B>]) -> bool {
     let Some(device) = outputs.first().map(Held::device) else {
         return false;
     };
-    // Read at each step's end, and when the numerics stop.
-    numerics::flush_with(flush_all);
     let entry = Entry::new::<B>(runs_asynchronously(&B::name(&device)));
     batches
         .entry(TypeId::of::<B>())
@@ -172,34 +177,26 @@ pub(crate) fn push_prints<B: Backend>(mut op: DeferredPrints<B>) {
         InputPrint::Read(print) => Some(print),
         InputPrint::Known(_) => None,
     });
-    let reduced: Vec<B::FloatTensorPrimitive> = (inputs.chain(op.outputs.iter_mut()))
-        .filter_map(DevicePrint::take)
-        .collect();
-    let inputs = op.inputs.iter().filter_map(|(_, input)| match input {
-        InputPrint::Read(print) => Some(print.len()),
-        InputPrint::Known(_) => None,
-    });
-    let count = inputs.chain(op.outputs.iter().map(DevicePrint::len)).sum();
-    queue(Queued::Prints(op, count), reduced);
+    let (mut count, mut prepared) = (0, Vec::new());
+    for print in inputs.chain(op.outputs.iter_mut()) {
+        count += print.len();
+        prepared.extend(print.take());
+    }
+    queue(Queued::Prints(op, count), prepared);
 }
 
-fn queue<B: Backend>(op: Queued<B>, reduced: Vec<B::FloatTensorPrimitive>) {
+fn queue<B: Backend>(op: Queued<B>, prepared: Vec<B::FloatTensorPrimitive>) {
     let full = {
         let mut batches = BATCHES.lock().unwrap_or_else(PoisonError::into_inner);
         let batches = batches.get_or_insert_with(HashMap::new);
-        let entry = (batches.entry(TypeId::of::<B>())).or_insert_with(|| {
-            numerics::flush_with(flush_all);
-            Entry::new::<B>(true)
-        });
+        let entry = (batches.entry(TypeId::of::<B>())).or_insert_with(|| Entry::new::<B>(true));
         let Some(batch) = entry.batch.downcast_mut::<Batch<B>>() else {
             return;
         };
-        batch.numbers += match &op {
-            Queued::Check(_, count) | Queued::Prints(_, count) => *count,
-        };
         batch.ops.push(op);
-        batch.reduced.extend(reduced);
-        let full = batch.ops.len() >= BATCH || batch.numbers >= MAX_NUMBERS;
+        batch.prepared.extend(prepared);
+        let numbers: usize = batch.ops.iter().map(Queued::count).sum();
+        let full = batch.ops.len() >= BATCH || numbers >= MAX_NUMBERS;
         full.then(|| std::mem::take(batch))
     };
     if let Some(batch) = full {
@@ -237,11 +234,11 @@ fn flush<B: Backend>() {
 /// fingerprints, and reads whole, and records, the first op whose sum is not finite when its
 /// outputs hold a NaN or an Inf.
 fn check<B: Backend>(batch: Batch<B>) {
-    let numbers: Vec<f32> = match batch.reduced.is_empty() {
+    let numbers: Vec<f32> = match batch.prepared.is_empty() {
         true => Vec::new(),
         false => {
-            let reduced = B::float_cat(batch.reduced, 0);
-            let read = burn_backend::try_read_sync(B::float_into_data(reduced));
+            let prepared = B::float_cat(batch.prepared, 0);
+            let read = burn_backend::try_read_sync(B::float_into_data(prepared));
             // A failed read resurfaces where the user reads.
             let Some(Ok(data)) = read else {
                 return;
@@ -251,9 +248,7 @@ fn check<B: Backend>(batch: Batch<B>) {
     };
     let mut at = 0;
     for queued in batch.ops {
-        let count = match &queued {
-            Queued::Check(_, count) | Queued::Prints(_, count) => *count,
-        };
+        let count = queued.count();
         let Some(numbers) = numbers.get(at..at + count) else {
             return;
         };

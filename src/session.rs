@@ -225,19 +225,10 @@ impl Session {
     /// # }
     /// ```
     pub fn record_loss<B: Backend, const D: usize>(&self, loss: &burn::tensor::Tensor<B, D>) {
-        if !burn_profiled_core::sinks::numerics::values_wanted() {
-            return;
-        }
-        match crate::op_numerics::array(&loss.clone().into_data()) {
-            Some(value) => burn_profiled_core::sinks::numerics::record_value(
-                burn_profiled_core::numerics::LOSS_RECORD,
-                &value,
-            ),
-            None => eprintln!(
-                "burn-profiled: [numerics]: the loss's dtype {:?} has no fingerprint; not recorded",
-                loss.dtype()
-            ),
-        }
+        burn_profiled_core::sinks::numerics::record_loss(|| {
+            crate::op_numerics::array(&loss.clone().into_data())
+                .ok_or_else(|| format!("its dtype {:?} has no fingerprint", loss.dtype()))
+        });
     }
 
     /// Stops the per-op tools, prints the stopwatch report and the op table, and writes

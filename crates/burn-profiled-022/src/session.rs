@@ -308,25 +308,11 @@ impl Session {
     /// # }
     /// ```
     pub fn record_loss<const D: usize>(&self, loss: &burn::tensor::Tensor<D>) {
-        if !burn_profiled_core::sinks::numerics::values_wanted() {
-            return;
-        }
-        let read = loss
-            .clone()
-            .try_into_data()
-            .map_err(|error| format!("{error:?}"))
-            .and_then(|data| {
-                crate::dump::tensors::array_at(data, "loss").map_err(|error| error.to_string())
-            });
-        match read {
-            Ok(value) => burn_profiled_core::sinks::numerics::record_value(
-                burn_profiled_core::numerics::LOSS_RECORD,
-                &value,
-            ),
-            Err(error) => {
-                eprintln!("burn-profiled: [numerics]: the loss could not be read: {error}")
-            }
-        }
+        burn_profiled_core::sinks::numerics::record_loss(|| {
+            let data = loss.clone().try_into_data();
+            let data = data.map_err(|error| format!("{error:?}"))?;
+            crate::dump::tensors::array_at(data, "loss").map_err(|error| error.to_string())
+        });
     }
 
     /// Syncs the device, stops the per-op tools, prints the stopwatch report and the op table,

@@ -323,6 +323,21 @@ pub fn record_value(name: &str, value: &Array) {
     );
 }
 
+/// The step's loss, as the sessions' `record_loss` hand it over: `read` gives it (a sync),
+/// called only while values are recorded, and the record is named [`LOSS_RECORD`]; a loss
+/// that cannot be read is said on stderr, and the run goes on.
+///
+/// [`LOSS_RECORD`]: crate::numerics::LOSS_RECORD
+pub fn record_loss(read: impl FnOnce() -> Result<Array, String>) {
+    if !values_wanted() {
+        return;
+    }
+    match read() {
+        Ok(loss) => record_value(crate::numerics::LOSS_RECORD, &loss),
+        Err(error) => eprintln!("burn-profiled: [numerics]: the loss could not be read: {error}"),
+    }
+}
+
 /// What is known of a call when its record is made.
 struct Call {
     at: CalledAt,
