@@ -156,6 +156,14 @@ fn one_op_computed_differently_is_the_culprit_and_the_ops_after_it_propagators()
         record.seq, third_scale.seq,
         "the third block's scale, no other op"
     );
+    assert_identical_before_and_propagators_after(&comparison);
+    assert!(comparison.propagators >= 5, "{}", comparison.propagators);
+}
+
+/// Every aligned op before the culprit is bit for bit the same, and every diverged op after it
+/// is counted as a propagator.
+fn assert_identical_before_and_propagators_after(comparison: &numerics::Comparison) {
+    let culprit = comparison.culprit.expect("the runs diverge");
     let before = &comparison.pairs[..culprit.pair];
     assert!(before.iter().all(|p| p.agreement == Agreement::Identical));
     let diverged_after = comparison.pairs[culprit.pair + 1..]
@@ -163,7 +171,6 @@ fn one_op_computed_differently_is_the_culprit_and_the_ops_after_it_propagators()
         .filter(|p| p.agreement == Agreement::Diverged)
         .count();
     assert_eq!(comparison.propagators, diverged_after);
-    assert!(comparison.propagators >= 5, "{}", comparison.propagators);
 }
 
 /// A backend with one wrong kernel call (the third `exp` off by 1e-3 relative), against
@@ -190,13 +197,7 @@ fn a_backend_with_one_wrong_kernel_is_caught_and_its_re_run_disagrees_with_it() 
         .nth(2)
         .expect("four exps");
     assert_eq!(current[pair.current].seq, third_exp.seq, "the third exp");
-    let before = &comparison.pairs[..culprit.pair];
-    assert!(before.iter().all(|p| p.agreement == Agreement::Identical));
-    let diverged_after = comparison.pairs[culprit.pair + 1..]
-        .iter()
-        .filter(|p| p.agreement == Agreement::Diverged)
-        .count();
-    assert_eq!(comparison.propagators, diverged_after);
+    assert_identical_before_and_propagators_after(&comparison);
     let text = numerics::render(&comparison, &reference, &current, 20);
     println!("{text}");
     assert!(comparison.propagators >= 3, "{text}");
