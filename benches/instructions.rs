@@ -4,8 +4,8 @@
 //! `cargo bench --bench instructions` runs itself under `valgrind --tool=callgrind` once per
 //! workload and variant, at two loop lengths, and prints the instructions of one iteration
 //! (the difference of the two runs, so set-up and tear-down cancel out), and fails when
-//! everything off costs more than 1.5% over bare NdArray. Without valgrind it says so and
-//! exits. `instructions WORKLOAD VARIANT ITERATIONS` runs one loop, for use under
+//! everything off costs more over bare NdArray than its workload's budget (1% on the 2x2 add,
+//! 1.5% on the MLP step). Without valgrind it says so and exits. `instructions WORKLOAD VARIANT ITERATIONS` runs one loop, for use under
 //! any tool.
 //!
 //! Workloads: `tiny` (a 2x2 float add: 3 backend ops) and `mlp` (one training step of a small
@@ -23,13 +23,17 @@ mod workloads;
 use workloads::{MlpStep, TinyOp};
 
 const VARIANTS: [&str; 4] = ["ndarray", "off", "ranges", "stats"];
-/// What `Profiled` with everything off may cost, in instructions, over bare NdArray: the
-/// bench fails past it. The counts repeat exactly for one build; between builds of the same
-/// source they move from 1.004x to 1.012x on the 2x2 add, by whether burn's caller copies the
-/// tensors before calling `Profiled`'s op (`docs/guide/overhead.md`).
-const OFF_BUDGET: f64 = 1.015;
-/// Workloads and their two loop lengths.
-const WORKLOADS: [(&str, u64, u64); 2] = [("tiny", 20_000, 40_000), ("mlp", 100, 200)];
+/// Workloads, their two loop lengths, and what `Profiled` with everything off may cost on
+/// each, in instructions, over bare NdArray: the bench fails past it.
+///
+/// The counts repeat exactly for one build. This package's bench build is one codegen unit
+/// (`Cargo.toml`), so that burn's caller and `Profiled`'s op are compiled together, as they
+/// must be for the caller to pass the op its tensors where they lie; split otherwise, the
+/// caller may copy them first and the 2x2 add costs 1.010x (`docs/guide/overhead.md`). On the
+/// MLP step the rest of the difference is burn's generic optimizer code laid out differently
+/// (0.5% to 0.9% between builds), hence its wider budget.
+const WORKLOADS: [(&str, u64, u64, f64); 2] =
+    [("tiny", 20_000, 40_000, 1.01), ("mlp", 100, 200, 1.015)];
 
 fn tiny<B: Backend>(iterations: u64) {
     let op = TinyOp::<B>::new();
@@ -90,7 +94,7 @@ fn main() {
         return;
     }
     let mut over_budget = Vec::new();
-    for (workload, short, long) in WORKLOADS {
+    for (workload, short, long, budget) in WORKLOADS {
         let mut baseline = None;
         for variant in VARIANTS {
             let (Some(a), Some(b)) = (
@@ -106,15 +110,15 @@ fn main() {
             println!(
                 "{workload}/{variant}: {per_iteration:.0} instructions per iteration ({ratio:.4}x)"
             );
-            if variant == "off" && ratio > OFF_BUDGET {
-                over_budget.push(format!("{workload}/off at {ratio:.4}x"));
+            if variant == "off" && ratio > budget {
+                over_budget.push(format!("{workload}/off at {ratio:.4}x (budget {budget}x)"));
             }
         }
     }
     if !over_budget.is_empty() {
         eprintln!(
-            "instructions: everything off must cost at most {OFF_BUDGET}x bare NdArray (one \
-             relaxed load and a branch an op): {}",
+            "instructions: everything off must cost no more than bare NdArray and one relaxed \
+             load and a branch an op: {}",
             over_budget.join(", ")
         );
         std::process::exit(1);
