@@ -274,7 +274,7 @@ fn a_kernel_handed_over_one_collection_late_still_finds_its_op() {
     static OP: crate::context::op::Op = crate::context::op::Op::new("late_op\0");
     start_with(Arc::new(Recorded::default()));
     let id = device_time::new_op_id();
-    device_time::op_started(id, &OP, (0, 0, 0), None, Duration::ZERO);
+    device_time::op_started(id, &OP, (0, 0, 0, 0), None, Duration::ZERO);
     device_time::op_finished(id);
     ingest([Activity::External {
         external: id,
@@ -525,7 +525,7 @@ fn an_op_with_kernels_but_no_timed_call_has_a_row_without_percentiles() {
     start_with(Arc::new(Recorded::default()));
     // The op ran while statistics were off for its host time, e.g. in another session.
     let id = device_time::new_op_id();
-    device_time::op_started(id, &OP, (0, 0, 0), None, Duration::ZERO);
+    device_time::op_started(id, &OP, (0, 0, 0, 0), None, Duration::ZERO);
     device_time::op_finished(id);
     ingest([
         Activity::External {
@@ -584,7 +584,7 @@ fn a_device_clock_that_parts_from_the_hosts_still_puts_each_kernel_where_it_ran(
     for (collection, correlation) in [60, 61, 62].into_iter().enumerate() {
         wait(clock::now(), Duration::from_millis(5));
         let id = device_time::new_op_id();
-        device_time::op_started(id, &OP, (0, 0, 0), None, clock::now());
+        device_time::op_started(id, &OP, (0, 0, 0, 0), None, clock::now());
         let before = clock::now();
         let device_ns = source.timestamp_ns();
         let after = clock::now();

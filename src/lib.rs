@@ -65,6 +65,7 @@ mod op_numerics;
 mod rerun;
 mod session;
 mod tensor_data;
+mod tensor_identity;
 #[cfg(feature = "train")]
 pub mod train;
 

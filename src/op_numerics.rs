@@ -2,7 +2,7 @@
 //! `B`'s primitives and read to the host for their fingerprints
 //! ([`burn_profiled_core::numerics`]).
 //!
-//! The op table's macro collects them with `(&&&Tensors(&value)).hold::<B>(&mut seen)`: a
+//! The op table's macro collects them with `(&&&Tensors(&value)).hold(&mut seen)`: a
 //! tensor primitive, a pair of them, or a struct holding them (pooling's outputs with
 //! indices); anything else holds nothing.
 //!
@@ -11,6 +11,8 @@
 //! the op that made it; elsewhere the input is read and linked by its fingerprint.
 
 use std::any::Any;
+
+use crate::tensor_identity::{TensorSink, ndarray_identity_of};
 
 use burn_backend::ops::{MaxPool1dWithIndices, MaxPool2dWithIndices};
 use burn_backend::{Backend, DType, TensorData, TensorMetadata};
@@ -70,15 +72,6 @@ impl<B: Backend> Seen<B> {
         }
     }
 
-    fn add<T: TensorMetadata + 'static>(&mut self, tensor: &T) {
-        if let Some(held) = Held::of(tensor) {
-            self.shapes.push(held.shape());
-            self.identities
-                .push(self.identify.then(|| identity(tensor)).flatten());
-            self.held.push(held);
-        }
-    }
-
     /// Tensors without identities, as a fused block reads them.
     #[cfg(feature = "fusion")]
     pub(crate) fn unidentified(held: Vec<Held<B>>) -> Self {
@@ -96,33 +89,15 @@ impl<B: Backend> Seen<B> {
     }
 }
 
-/// A key that stays the same for one tensor while it lives and differs between tensors alive
-/// at once, where the backend gives one without reading the tensor: NdArray's buffer address,
-/// shape and strides (a view of another tensor's buffer differs in them). `None` elsewhere.
-#[cfg(feature = "ndarray")]
-fn identity<T: 'static>(tensor: &T) -> Option<u64> {
-    use burn::backend::ndarray::NdArrayTensor;
-    use std::hash::{Hash, Hasher};
-    let tensor = (tensor as &dyn Any).downcast_ref::<NdArrayTensor>()?;
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    macro_rules! key {
-        ($($variant:ident),*) => {
-            match tensor {
-                $(NdArrayTensor::$variant(storage) => {
-                    let view = storage.view();
-                    (stringify!($variant), view.as_ptr() as usize, view.shape(), view.strides())
-                        .hash(&mut hasher);
-                })*
-            }
-        };
+impl<B: Backend> TensorSink for Seen<B> {
+    fn add<T: TensorMetadata + 'static>(&mut self, tensor: &T) {
+        if let Some(held) = Held::of(tensor) {
+            self.shapes.push(held.shape());
+            self.identities
+                .push(self.identify.then(|| ndarray_identity_of(tensor)).flatten());
+            self.held.push(held);
+        }
     }
-    key!(F64, F32, I64, I32, I16, I8, U64, U32, U16, U8, Bool);
-    Some(hasher.finish())
-}
-
-#[cfg(not(feature = "ndarray"))]
-fn identity<T: 'static>(_tensor: &T) -> Option<u64> {
-    None
 }
 
 impl<B: Backend> Held<B> {
@@ -242,55 +217,55 @@ pub(crate) fn finite(data: &TensorData) -> bool {
     !data.dtype.is_float() || with_elements!(data, |values| all_finite(values)).unwrap_or(true)
 }
 
-/// Collects the tensors of a value: `(&&&Tensors(&value)).hold::<B>(&mut held)` finds
+/// Collects the tensors of a value: `(&&&Tensors(&value)).hold(&mut sink)` finds
 /// [`TensorOf`] for a tensor primitive, [`TensorsIn`] for pairs and pooling's outputs, and
 /// falls back to [`NoTensor`].
 pub(crate) struct Tensors<'a, T>(pub(crate) &'a T);
 
 pub(crate) trait TensorOf {
-    fn hold<B: Backend>(&self, seen: &mut Seen<B>);
+    fn hold(&self, seen: &mut impl TensorSink);
 }
 
 impl<T: TensorMetadata + 'static> TensorOf for &&Tensors<'_, T> {
-    fn hold<B: Backend>(&self, seen: &mut Seen<B>) {
+    fn hold(&self, seen: &mut impl TensorSink) {
         seen.add(self.0);
     }
 }
 
 /// The second level: values that hold tensors.
 pub(crate) trait TensorsIn {
-    fn hold<B: Backend>(&self, seen: &mut Seen<B>);
+    fn hold(&self, seen: &mut impl TensorSink);
 }
 
 impl<T: TensorMetadata + 'static, U: TensorMetadata + 'static> TensorsIn for &Tensors<'_, (T, U)> {
-    fn hold<B: Backend>(&self, seen: &mut Seen<B>) {
+    fn hold(&self, seen: &mut impl TensorSink) {
         seen.add(&self.0.0);
         seen.add(&self.0.1);
     }
 }
 
 impl<X: Backend> TensorsIn for &Tensors<'_, MaxPool2dWithIndices<X>> {
-    fn hold<B: Backend>(&self, seen: &mut Seen<B>) {
+    fn hold(&self, seen: &mut impl TensorSink) {
         seen.add(&self.0.output);
         seen.add(&self.0.indices);
     }
 }
 
 impl<X: Backend> TensorsIn for &Tensors<'_, MaxPool1dWithIndices<X>> {
-    fn hold<B: Backend>(&self, seen: &mut Seen<B>) {
+    fn hold(&self, seen: &mut impl TensorSink) {
         seen.add(&self.0.output);
         seen.add(&self.0.indices);
     }
 }
 
 impl<T: TensorMetadata + 'static> TensorsIn for &Tensors<'_, Vec<T>> {
-    fn hold<B: Backend>(&self, seen: &mut Seen<B>) {
+    fn hold(&self, seen: &mut impl TensorSink) {
         self.0.iter().for_each(|tensor| seen.add(tensor));
     }
 }
 
 pub(crate) trait NoTensor {
-    fn hold<B: Backend>(&self, _seen: &mut Seen<B>) {}
+    fn hold(&self, _seen: &mut impl TensorSink) {}
 }
 
 impl<T> NoTensor for Tensors<'_, T> {}

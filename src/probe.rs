@@ -27,6 +27,7 @@ use std::time::Duration;
 use burn_backend::ops::{MaxPool1dWithIndices, MaxPool2dWithIndices};
 use burn_backend::{Backend, TensorMetadata};
 use burn_profiled_core::call_sites;
+use burn_profiled_core::context::lineage::{self, ForwardOp, Pass};
 use burn_profiled_core::shape::Shape;
 use burn_profiled_core::work::{TensorArg, Work};
 
@@ -34,11 +35,12 @@ use crate::context::device as context_device;
 use crate::context::launch::{LaunchThread, QueuedMemory, QueuedTask, QueuingHold};
 use crate::context::memory::{self as context_memory, ThreadAllocations};
 use crate::context::switches::{
-    self, DEVICE, Flags, OBSERVE, QUEUED, RANGES, SHAPES, STATS, SYNC, TRACE,
+    self, DEVICE, Flags, LINKS, OBSERVE, QUEUED, RANGES, SHAPES, STATS, SYNC, TRACE,
 };
 use crate::context::{attached, clock, phase};
 use crate::sinks::observers::{self, Observers};
 use crate::sinks::{device_time, op_ranges, stats, trace};
+use crate::tensor_identity::Identities;
 
 pub use crate::context::op::Op;
 pub use crate::sinks::observers::{Observing, OpObserver, observe};
@@ -88,7 +90,7 @@ pub(crate) fn read_op<B: Backend>(
     match flags {
         0 => OpGuard::off(),
         flags => {
-            let mut guard = self::op::<B>(op, flags, move || device, Vec::new);
+            let mut guard = self::op::<B>(op, flags, move || device, Vec::new, Identities::unknown);
             guard.release_queuing();
             guard
         }
@@ -98,7 +100,8 @@ pub(crate) fn read_op<B: Backend>(
 /// Starts `op` under `flags` (non-zero, from [`flags`]); the returned guard finishes it when
 /// dropped. `device` is called only when per-op sync, statistics or the timeline are on or a
 /// launch thread is attached, `args` only when statistics are keyed by input shapes or count
-/// the ops' work.
+/// the ops' work, `inputs` (the identities of its input tensors) only when backward ops are
+/// linked to forward ops (then pass the outputs' to [`OpGuard::made`]).
 ///
 /// Callers check [`flags`] first and build these closures only when it is non-zero: a closure
 /// that borrows the op's arguments makes the compiler keep them in memory, which the disabled
@@ -109,6 +112,7 @@ pub(crate) fn op<B: Backend>(
     flags: Flags,
     device: impl FnOnce() -> Option<B::Device>,
     args: impl FnOnce() -> Vec<Arg>,
+    inputs: impl FnOnce(&mut Identities),
 ) -> OpGuard<B> {
     if flags == RANGES {
         // The usual profiling setup, kept to the range's push and pop.
@@ -143,8 +147,15 @@ pub(crate) fn op<B: Backend>(
         .filter(|_| stats::keyed_by_shapes())
         .map(shapes_of);
     let work_args = args.filter(|_| stats::counts_work());
+    let inputs = (flags & LINKS != 0).then(|| {
+        let mut ids = Identities::default();
+        inputs(&mut ids);
+        ids
+    });
     OpGuard {
-        active: ManuallyDrop::new(Some(start::<B>(op, flags, device, shapes, work_args))),
+        active: ManuallyDrop::new(Some(start::<B>(
+            op, flags, device, shapes, work_args, inputs,
+        ))),
         range_only: false,
     }
 }
@@ -157,6 +168,19 @@ impl<B: Backend> OpGuard<B> {
             && active.work_args.is_some()
         {
             collect(&mut active.outputs);
+        }
+    }
+
+    /// Hands the op's outputs to `collect` for their identities, when backward ops are linked
+    /// to forward ops: they are known from now on as made for the forward op this one works for.
+    #[inline(always)]
+    pub(crate) fn made(&mut self, collect: impl FnOnce(&mut Identities)) {
+        if let Some(active) = self.active.as_mut()
+            && let Some((link, pass)) = active.link
+        {
+            let mut ids = Identities::default();
+            collect(&mut ids);
+            lineage::made(link, pass, &ids.ids);
         }
     }
 
@@ -197,7 +221,13 @@ macro_rules! probe {
     ($op:expr, $backend:ty, $device:expr, $shapes:expr $(,)?) => {
         match $crate::probe::flags() {
             0 => $crate::probe::OpGuard::<$backend>::off(),
-            flags => $crate::probe::op::<$backend>($op, flags, $device, $shapes),
+            flags => $crate::probe::op::<$backend>(
+                $op,
+                flags,
+                $device,
+                $shapes,
+                $crate::tensor_identity::Identities::unknown,
+            ),
         }
     };
 }
@@ -324,6 +354,9 @@ struct ActiveOp<B: Backend> {
     counted: Option<Work>,
     /// Its call stack (`call_sites::capture`), 0 when not taken.
     stack: u32,
+    /// The forward op it works for and its pass, when backward ops are linked
+    /// (`context::lineage`).
+    link: Option<(u32, Pass)>,
     /// The op's id for device time, when that was on.
     device_op: Option<u64>,
     /// The launch thread the op's range (and device-time tag) went to, when the op ran
@@ -451,7 +484,7 @@ fn queued_end(task: QueuedTask) {
     {
         stats::record_memory(
             op,
-            (memory.phase, memory.device, memory.stack),
+            (memory.phase, memory.device, memory.stack, memory.forward),
             memory.shapes,
             device_memory(at_start, at_end),
         );
@@ -535,6 +568,7 @@ fn start<B: Backend>(
     device: Option<B::Device>,
     shapes: Option<Vec<Shape>>,
     work_args: Option<Vec<Arg>>,
+    inputs: Option<Identities>,
 ) -> ActiveOp<B> {
     // On only while ranges or device time are (`switches::set`).
     let queued_on = (flags & QUEUED != 0)
@@ -566,6 +600,7 @@ fn start<B: Backend>(
                 device: device_id,
                 // Set when the op ends, with its shapes.
                 stack: 0,
+                forward: 0,
             })
         }
         _ => None,
@@ -617,12 +652,23 @@ fn start<B: Backend>(
         0 => 0,
         _ => call_sites::capture(),
     };
+    let link = inputs.map(|inputs| {
+        let phase = phase::current();
+        let pass = pass_of(phase, stack);
+        let forward = ForwardOp { op, phase, stack };
+        match pass == Pass::Forward || inputs.complete {
+            true => (lineage::link(forward, pass, &inputs.ids), pass),
+            // Linked by order alone, it would take the link of whatever ran before it.
+            false => (0, pass),
+        }
+    });
+    let forward = link.map_or(0, |(forward, _)| forward);
     let started = (flags & (STATS | TRACE | DEVICE) != 0).then(clock::now);
     if let (Some(id), Some(started)) = (device_op, started) {
         device_time::op_started(
             id,
             op,
-            (phase::current(), device_id, stack),
+            (phase::current(), device_id, stack, forward),
             shapes.as_deref(),
             started,
         );
@@ -666,6 +712,7 @@ fn start<B: Backend>(
         outputs: Vec::new(),
         counted: None,
         stack,
+        link,
         device_op,
         queued_on,
         queuing,
@@ -673,6 +720,17 @@ fn start<B: Backend>(
         device_id,
         memory,
     }
+}
+
+/// The pass of an op in `phase` called from `stack`, for its link: the phase's name, else
+/// (outside any user range) Burn's frames on the stack.
+fn pass_of(phase: u32, stack: u32) -> Pass {
+    lineage::pass_of_phase(phase)
+        .or_else(|| match phase {
+            0 => call_sites::phase_of(stack).and_then(Pass::of_range),
+            _ => None,
+        })
+        .unwrap_or(Pass::Forward)
 }
 
 /// A new run of an op queued on a launch thread.
@@ -744,7 +802,11 @@ fn finish<B: Backend>(mut active: ActiveOp<B>) {
                 active.op,
                 ended.saturating_sub(started),
                 active.shapes,
-                (active.device_id, active.stack),
+                (
+                    active.device_id,
+                    active.stack,
+                    active.link.map_or(0, |(forward, _)| forward),
+                ),
                 memory,
                 work,
             );
@@ -797,6 +859,7 @@ fn finish_memory<B: Backend>(
             let queued = QueuedMemory {
                 shapes: active.shapes.clone().map(Vec::into_boxed_slice),
                 stack: active.stack,
+                forward: active.link.map_or(0, |(forward, _)| forward),
                 ..queued
             };
             return (Some(Box::new(queued)), None);

@@ -403,7 +403,13 @@ fn each_preset_writes_exactly_its_artefacts() {
         ("eval", ours(&["run.json"])),
         (
             "profile",
-            ours(&["ops.json", "report.html", "run.json", "trace.json"]),
+            ours(&[
+                "ops.json",
+                "ops_by_module.json",
+                "report.html",
+                "run.json",
+                "trace.json",
+            ]),
         ),
         (
             "debug",
@@ -412,6 +418,7 @@ fn each_preset_writes_exactly_its_artefacts() {
                 "numerics.jsonl",
                 "ops.json",
                 "ops_by_call_site.json",
+                "ops_by_module.json",
                 "ops_by_shapes.json",
                 "report.html",
                 "run.json",

@@ -14,12 +14,13 @@ use std::path::{Path, PathBuf};
 /// Folders whose children are nodes of their own.
 const LAYER_FOLDERS: [&str; 2] = ["context", "sinks"];
 
-const CONTEXT: [&str; 11] = [
+const CONTEXT: [&str; 12] = [
     "context::attached",
     "context::clock",
     "context::device",
     "context::kernel",
     "context::launch",
+    "context::lineage",
     "context::memory",
     "context::op",
     "context::phase",
@@ -67,7 +68,14 @@ fn allowed(node: &str) -> Option<Vec<&'static str>> {
             CONTEXT
                 .into_iter()
                 .chain(SINKS)
-                .chain(["call_sites", "numerics", "op_numerics", "shape", "work"])
+                .chain([
+                    "call_sites",
+                    "numerics",
+                    "op_numerics",
+                    "shape",
+                    "tensor_identity",
+                    "work",
+                ])
                 .collect(),
         )
     } else {

@@ -91,7 +91,13 @@ fn each_preset_writes_what_it_promises() {
     );
     assert_eq!(
         files(&out),
-        ["ops.json", "report.html", "run.json", "trace.json"]
+        [
+            "ops.json",
+            "ops_by_module.json",
+            "report.html",
+            "run.json",
+            "trace.json"
+        ]
     );
     let ops = json(&out.join("ops.json"));
     let rows = ops["rows"].as_array().unwrap();
@@ -152,6 +158,7 @@ fn each_preset_writes_what_it_promises() {
             "numerics.jsonl",
             "ops.json",
             "ops_by_call_site.json",
+            "ops_by_module.json",
             "ops_by_shapes.json",
             "report.html",
             "run.json",

@@ -1,20 +1,19 @@
 //! The formats of `run.json`, `ops.json` and `trace.json` are pinned: the keys and value types
-//! a session writes are the golden files `tests/golden/run_json_v5.txt`,
-//! `{ops,ops_by_call_site}_json_v3.txt` (unchanged since version 3)
-//! and `trace_json_v2.txt`. A change that fails this test is a new format version
+//! a session writes are the golden files `tests/golden/run_json_v6.txt`,
+//! `{ops,ops_by_call_site,ops_by_module}_json_v6.txt` and `trace_json_v2.txt`. A change that fails this test is a new format version
 //! (`RUN_FORMAT_VERSION`, `trace::FORMAT_VERSION`), not an edit: readers of the old version
 //! (`burn-profiled diff` on runs of an older burn-profiled, trace tools) rely on them.
 //! `BLESS=1 cargo test --test runs_format` writes them anew (then raise the version).
 
 use std::collections::BTreeSet;
 
-use burn::backend::NdArray;
+use burn::backend::{Autodiff, NdArray};
 use burn::tensor::Tensor;
 use burn_profiled::config::RuntimeConfig;
 use burn_profiled::{Profiled, RUN_FORMAT_VERSION, Session};
 use serde_json::Value;
 
-type B = Profiled<NdArray>;
+type B = Autodiff<Profiled<NdArray>>;
 
 /// Every key path of `value` with its type; arrays by their elements (`[]`).
 fn shape(value: &Value, path: &str, out: &mut BTreeSet<String>) {
@@ -61,6 +60,7 @@ fn run_json_and_ops_json_keep_the_format_of_their_version() {
     config.stats.enabled = true;
     config.stats.by_shapes = true;
     config.stats.call_sites = true;
+    config.stats.forward_links = true;
     config.memory.per_step = true;
     config.memory.per_op = true;
     config.trace.enabled = true;
@@ -73,28 +73,33 @@ fn run_json_and_ops_json_keep_the_format_of_their_version() {
     let out = tempfile::tempdir().unwrap();
     let mut session = Session::start::<B>(config, &device, out.path());
     for _ in 0..6 {
-        burn_profiled::nvtx::scope("forward", || {
-            let x = Tensor::<B, 2>::ones([4, 4], &device);
-            let _ = x.clone().matmul(x).exp().sum().into_scalar();
-        });
+        let x = Tensor::<B, 2>::ones([4, 4], &device).require_grad();
+        let loss = burn_profiled::nvtx::scope("forward", || x.clone().matmul(x).exp().sum());
+        let _ = loss.clone().into_scalar();
+        let _grads = burn_profiled::nvtx::scope("backward", || loss.backward());
         session.finish_iter().unwrap();
     }
     session.finish().unwrap();
     for (file, golden_file, golden) in [
         (
             "run.json",
-            "run_json_v5.txt",
-            include_str!("golden/run_json_v5.txt"),
+            "run_json_v6.txt",
+            include_str!("golden/run_json_v6.txt"),
         ),
         (
             "ops.json",
-            "ops_json_v3.txt",
-            include_str!("golden/ops_json_v3.txt"),
+            "ops_json_v6.txt",
+            include_str!("golden/ops_json_v6.txt"),
         ),
         (
             "ops_by_call_site.json",
-            "ops_by_call_site_json_v3.txt",
-            include_str!("golden/ops_by_call_site_json_v3.txt"),
+            "ops_by_call_site_json_v6.txt",
+            include_str!("golden/ops_by_call_site_json_v6.txt"),
+        ),
+        (
+            "ops_by_module.json",
+            "ops_by_module_json_v6.txt",
+            include_str!("golden/ops_by_module_json_v6.txt"),
         ),
         (
             "trace.json",

@@ -37,16 +37,45 @@ impl<B: AutodiffBackend> Step<B> {
     }
 
     /// One step: forward, backward, Adam, then a sync.
+    #[allow(dead_code)] // Not every bench runs it.
     pub fn run(&mut self) {
+        self.run_in(|_, work| work());
+    }
+
+    /// [`run`](Self::run) with its forward, backward and optimizer each in a user range of
+    /// that name (with NVTX ranges enabled, phases), as the examples have them.
+    #[allow(dead_code)] // Not every bench runs it.
+    pub fn run_in_phases(&mut self) {
+        self.run_in(|name, work| burn_profiled::nvtx::scope(name, work));
+    }
+
+    fn run_in(&mut self, phase: impl Fn(&'static str, &mut dyn FnMut())) {
         let Some(model) = self.model.take() else {
             return;
         };
-        let logits = model.forward(self.images.clone(), false);
-        let loss = CrossEntropyLossConfig::new()
-            .init(&self.device)
-            .forward(logits, self.labels.clone());
-        let grads = GradientsParams::from_grads(loss.backward(), &model);
-        self.model = Some(self.optim.step(1e-3, model, grads));
+        let mut loss = None;
+        phase("forward", &mut || {
+            let logits = model.forward(self.images.clone(), false);
+            loss = Some(
+                CrossEntropyLossConfig::new()
+                    .init(&self.device)
+                    .forward(logits, self.labels.clone()),
+            );
+        });
+        let mut grads = None;
+        phase("backward", &mut || {
+            grads = loss.take().map(|loss| loss.backward())
+        });
+        let Some(grads) = grads else {
+            return;
+        };
+        let mut grads = Some(GradientsParams::from_grads(grads, &model));
+        let mut model = Some(model);
+        phase("optimizer", &mut || {
+            if let (Some(model), Some(grads)) = (model.take(), grads.take()) {
+                self.model = Some(self.optim.step(1e-3, model, grads));
+            }
+        });
         let _ = B::sync(&self.device);
     }
 }

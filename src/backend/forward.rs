@@ -96,7 +96,7 @@ macro_rules! forward_call {
         #[allow(unused_imports)]
         use $crate::op_numerics::{NoTensor as _, TensorOf as _, TensorsIn as _};
         let numerics = $crate::numerics_path::numerics_start::<$b>($flags, |seen| {
-            $( (&&&$crate::op_numerics::Tensors(&$arg)).hold::<$b>(seen); )*
+            $( (&&&$crate::op_numerics::Tensors(&$arg)).hold(seen); )*
         });
         let replay = $crate::backend::forward::capture!($replay $b, numerics, $name($($arg),*));
         let out = {
@@ -109,14 +109,18 @@ macro_rules! forward_call {
                     $( (&&&$crate::probe::ArgOf(&$arg)).collect_arg(&mut args); )*
                     args
                 },
+                |ids| {
+                    $( (&&&$crate::op_numerics::Tensors(&$arg)).hold(ids); )*
+                },
             );
             let out = $crate::backend::forward::forward_call!([$($kind)?] direct $b, $name($($arg),*));
             _op.outputs(|outputs| (&&&$crate::probe::ArgOf(&out)).collect_arg(outputs));
+            _op.made(|ids| (&&&$crate::op_numerics::Tensors(&out)).hold(ids));
             out
         };
         // Read after the op's guard ended: the reads are not the op's time.
         $crate::numerics_path::numerics_end::<$b>(&$op, numerics, |seen| {
-            (&&&$crate::op_numerics::Tensors(&out)).hold::<$b>(seen);
+            (&&&$crate::op_numerics::Tensors(&out)).hold(seen);
         }, replay);
         out
     }};
@@ -145,7 +149,7 @@ macro_rules! capture {
                         let ($($arg,)*) = &captured;
                         let out = <burn::backend::NdArray>::$name($($arg.arg()?),*);
                         let mut seen = $crate::op_numerics::Seen::<burn::backend::NdArray>::new(false);
-                        (&&&$crate::op_numerics::Tensors(&out)).hold::<burn::backend::NdArray>(&mut seen);
+                        (&&&$crate::op_numerics::Tensors(&out)).hold(&mut seen);
                         Some(seen.held.into_iter().filter_map($crate::op_numerics::Held::read).collect())
                     })
                 });

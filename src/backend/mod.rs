@@ -113,7 +113,13 @@ impl<B: Backend> Backend for Profiled<B> {
             0 => crate::probe::OpGuard::<B>::off(),
             flags => {
                 crate::probe::caller_waits(flags);
-                crate::probe::op::<B>(&OP, flags, || Some(device.clone()), Vec::new)
+                crate::probe::op::<B>(
+                    &OP,
+                    flags,
+                    || Some(device.clone()),
+                    Vec::new,
+                    crate::tensor_identity::Identities::unknown,
+                )
             }
         };
         B::sync(device)

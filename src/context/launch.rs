@@ -137,6 +137,8 @@ pub(crate) struct QueuedMemory {
     pub(crate) device: u32,
     /// The op's call stack (`call_sites::capture`), 0 when not taken.
     pub(crate) stack: u32,
+    /// The forward op it works for (`context::lineage`), 0 for none.
+    pub(crate) forward: u32,
 }
 
 impl QueuedTask {

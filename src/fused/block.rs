@@ -140,7 +140,14 @@ impl<R: CubeRuntime> Optimization<ProfiledCubeRuntime<R>> for FusedBlock<R> {
             let numerics = crate::numerics_path::numerics_wanted(flags)
                 .map(|wanted| (wanted, block_numerics::inputs_before(io, context, wanted)));
             {
-                let mut op = probe::op::<SyncBackend<R>>(self.op, flags, || Some(device), args);
+                let mut op = probe::op::<SyncBackend<R>>(
+                    self.op,
+                    flags,
+                    || Some(device),
+                    args,
+                    // A block's tensors are burn-fusion's: not linked yet.
+                    crate::tensor_identity::Identities::unknown,
+                );
                 op.counted_work(|| io.work(context));
                 self.run(context, execution);
             }

@@ -219,7 +219,13 @@ impl FusionObserver for BlockRecorder {
         let device_op = (flags & DEVICE != 0).then(|| {
             let id = device_time::new_op_id();
             // No call stack: the block's ops were registered on other threads.
-            device_time::op_started(id, op, (phase, self.device, 0), shapes.as_deref(), started);
+            device_time::op_started(
+                id,
+                op,
+                (phase, self.device, 0, 0),
+                shapes.as_deref(),
+                started,
+            );
             device_time::tag_launches(id);
             id
         });
@@ -265,7 +271,7 @@ impl FusionObserver for BlockRecorder {
                     open.op,
                     ended.saturating_sub(open.started),
                     open.shapes,
-                    (self.device, 0),
+                    (self.device, 0, 0),
                     open.memory,
                     open.work,
                 );

@@ -92,6 +92,11 @@ pub struct StatsSection {
     /// (`backward`, `optimizer`) of ops run outside any user range. With `[numerics]`, also
     /// each numerics record's call site, from the first step (statistics need not be on).
     pub call_sites: bool,
+    /// Each backward and optimizer op linked to the forward op it works for, from the tensors
+    /// they share (Burn 0.21's `Profiled<B>`): its forward phase in `ops.json`, and the time
+    /// per module (forward phase: the innermost user range of the forward ops) with its
+    /// backward and optimizer ops, printed and in `ops_by_module.json`.
+    pub forward_links: bool,
     /// Rows of the op table printed at the end, longest first (`ops.json` has every row);
     /// 0 prints them all.
     pub table_rows: usize,
@@ -104,6 +109,7 @@ impl Default for StatsSection {
             by_shapes: false,
             device_time: false,
             call_sites: false,
+            forward_links: false,
             table_rows: 25,
         }
     }
@@ -424,6 +430,7 @@ impl RuntimeConfig {
                 config.memory.per_step = true;
                 config.report.html = true;
                 config.roofline.counts = true;
+                config.stats.forward_links = true;
                 if preset == Preset::Debug {
                     config.memory.per_op = true;
                     config.nvtx.keep_track_of_range_order = true;

@@ -14,7 +14,10 @@
 /// - 5: `non_finite`'s `rerun`, that op run again on NdArray (`numerics::Rerun`), where it was;
 ///   `[numerics] capture` in `run.json`'s configuration, and `run.json`'s `captured`
 ///   (`numerics::CapturedOp`); `first_step_seconds`.
-pub const RUN_FORMAT_VERSION: u32 = 5;
+/// - 6: `[stats] forward_links` in `run.json`'s configuration; the `forward_phase` of
+///   backward and optimizer rows in `ops.json` and `ops_by_call_site.json`;
+///   `ops_by_module.json`, the time per module.
+pub const RUN_FORMAT_VERSION: u32 = 6;
 
 /// The oldest version of `run.json` and `ops.json` that [`runs`](crate::runs) reads: each
 /// version since only added keys.

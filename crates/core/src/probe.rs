@@ -147,7 +147,7 @@ pub fn flush_device_time() -> usize {
         let time = Duration::from_nanos(kernel.duration_ns());
         stats::record_kernel(
             launch.op,
-            (launch.phase, launch.device, launch.stack),
+            (launch.phase, launch.device, launch.stack, launch.forward),
             launch.shapes,
             time,
         );

@@ -339,6 +339,7 @@ impl RunRecorder {
                 host_times_are_launches: self.identity.asynchronous && !config.nvtx.per_op_sync,
                 roofline_in_table: config.roofline.in_table,
                 call_sites: config.stats.call_sites,
+                forward_links: config.stats.forward_links,
             });
         }
         if config.stats.device_time {
@@ -521,6 +522,13 @@ impl RunRecorder {
                 }
                 let path = self.out_dir.join(file);
                 crate::files::write_atomically(&path, &[snapshot.to_json(group).as_bytes()])?;
+                files.push(path);
+            }
+            if config.stats.forward_links {
+                let file = "ops_by_module.json";
+                println!("{}", snapshot.modules_table(file));
+                let path = self.out_dir.join(file);
+                crate::files::write_atomically(&path, &[snapshot.modules_json().as_bytes()])?;
                 files.push(path);
             }
             if config.stats.call_sites {

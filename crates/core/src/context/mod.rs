@@ -11,6 +11,7 @@
 //! | [`thread`] | thread ids and the names given to threads |
 //! | [`phase`] | each thread's open user ranges; the innermost is the phase of its ops |
 //! | [`warmup`] | whether the run is still warming up |
+//! | [`lineage`] | which forward op each backward and optimizer op works for, from the tensors they share |
 //! | [`kernel`] | a kernel's launch configuration and launch call, for device time and the timeline |
 //! | [`memory`] | device memory readings, the tracking allocator's host counts, the step |
 //!
@@ -20,6 +21,7 @@
 pub mod clock;
 pub mod device;
 pub mod kernel;
+pub mod lineage;
 pub mod memory;
 pub mod op;
 pub mod phase;

@@ -30,6 +30,9 @@ pub const QUEUED: Flags = 1 << 7;
 /// Per-op numerics: each op's outputs are read for their fingerprints or checked for NaN and
 /// Inf (`[numerics]`).
 pub const NUMERICS: Flags = 1 << 8;
+/// Backward and optimizer ops are linked to forward ops (`context::lineage`): ops take the
+/// identities of their tensors.
+pub const LINKS: Flags = 1 << 9;
 
 /// What the probe reads.
 static FLAGS: AtomicU16 = AtomicU16::new(0);

@@ -106,6 +106,8 @@ pub struct Launch {
     pub device: u32,
     /// The op's call stack (`call_sites::capture`), 0 when not taken.
     pub stack: u32,
+    /// The forward op it works for (`context::lineage`), 0 for none.
+    pub forward: u32,
     /// The OS thread the op ran on, and when it started (the shared clock).
     pub tid: u32,
     pub started: Duration,
@@ -291,7 +293,7 @@ pub fn new_op_id() -> u64 {
 pub fn op_started(
     id: u64,
     op: &'static Op,
-    (phase, device, stack): (u32, u32, u32),
+    (phase, device, stack, forward): (u32, u32, u32, u32),
     shapes: Option<&[Shape]>,
     started: Duration,
 ) {
@@ -302,6 +304,7 @@ pub fn op_started(
             shapes: shapes.map(Box::from),
             device,
             stack,
+            forward,
             tid: thread::os_thread_id(),
             started,
             in_warmup: warmup::in_warmup(),

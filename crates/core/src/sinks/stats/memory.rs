@@ -67,14 +67,14 @@ static HOST_UNTRACKED: AtomicBool = AtomicBool::new(false);
 #[doc(hidden)]
 pub fn record_memory(
     op: &'static Op,
-    (phase, device, stack): (u32, u32, u32),
+    (phase, device, stack, forward): (u32, u32, u32, u32),
     shapes: Option<Box<[Shape]>>,
     call: OpMemory,
 ) {
     if !note_call(op, (phase, device), call) {
         return;
     }
-    super::with_row(op, (phase, device, stack), shapes, |row| {
+    super::with_row(op, (phase, device, stack, forward), shapes, |row| {
         row.add_memory(call)
     });
 }

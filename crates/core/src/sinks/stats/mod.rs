@@ -29,18 +29,21 @@ use rustc_hash::FxHashMap;
 use thread_local::ThreadLocal;
 
 use crate::call_sites;
+use crate::context::lineage;
 use crate::context::op::Op;
-use crate::context::switches::{self, SHAPES, STATS};
+use crate::context::switches::{self, LINKS, SHAPES, STATS};
 use crate::context::{phase, warmup};
 use crate::roofline::{Calibration, Peaks};
 use crate::work::Work;
 
 mod memory;
+mod modules;
 mod report;
 
 pub use memory::{MemoryPeak, StepAllocation, memory_peaks, step_allocations};
 #[doc(hidden)]
 pub use memory::{OpMemory, host_untracked, host_was_untracked, record_memory};
+pub use modules::{ModuleRow, NOT_LINKED};
 pub use report::{
     FORMAT_VERSION, GroupBy, PhasePeak, Row, RowRoofline, Snapshot, WorkCoverage, snapshot,
 };
@@ -73,6 +76,11 @@ pub struct StatsConfig {
     /// phase Burn's frames give it (`backward`, `optimizer`). The edition's probe takes the
     /// stacks ([`call_sites`]).
     pub call_sites: bool,
+    /// Also link each backward and optimizer op to the forward op it works for, from the
+    /// tensors they share ([`lineage`](crate::context::lineage)): each such row gets its
+    /// forward phase, and [`Snapshot::modules`] gives the time per module (forward phase) with
+    /// its backward and optimizer. The edition's probe takes the tensors' identities.
+    pub forward_links: bool,
 }
 
 /// One row's key: op, phase, input shapes, device and call stack.
@@ -86,6 +94,8 @@ struct Key {
     device: u32,
     /// The op's call stack ([`call_sites::capture`]), 0 when not taken.
     stack: u32,
+    /// The forward op a backward or optimizer op works for ([`lineage`] link), 0 for none.
+    forward: u32,
 }
 
 struct Aggregate {
@@ -200,6 +210,7 @@ static CONFIG: Mutex<StatsConfig> = Mutex::new(StatsConfig {
     work: false,
     peaks: None,
     host_times_are_launches: false,
+    forward_links: false,
     roofline_in_table: false,
     call_sites: false,
 });
@@ -225,8 +236,12 @@ pub fn start(config: StatsConfig) {
     BY_SHAPES.store(config.by_shapes, Ordering::Relaxed);
     WORK.store(config.work, Ordering::Relaxed);
     call_sites::set_enabled(config.call_sites);
+    if config.forward_links {
+        lineage::reset();
+    }
     switches::set(STATS, true);
     switches::set(SHAPES, config.by_shapes || config.work);
+    switches::set(LINKS, config.forward_links);
 }
 
 /// Stops recording; the statistics stay until [`reset`].
@@ -237,7 +252,7 @@ pub fn stop() {
     BY_SHAPES.store(false, Ordering::Relaxed);
     WORK.store(false, Ordering::Relaxed);
     call_sites::set_enabled(false);
-    switches::set(STATS | SHAPES, false);
+    switches::set(STATS | SHAPES | LINKS, false);
 }
 
 /// Whether rows are keyed by the ops' input shapes: an edition that collected an op's tensors
@@ -316,7 +331,7 @@ pub fn record(
     op: &'static Op,
     time: Duration,
     shapes: Option<Vec<Shape>>,
-    (device, stack): (u32, u32),
+    (device, stack, forward): (u32, u32, u32),
     memory: Option<OpMemory>,
     work: Option<Work>,
 ) {
@@ -326,7 +341,7 @@ pub fn record(
         return;
     }
     let shapes = shapes.map(Vec::into_boxed_slice);
-    with_row(op, (phase, device, stack), shapes, |row| {
+    with_row(op, (phase, device, stack, forward), shapes, |row| {
         row.record(time);
         if let Some(call) = memory {
             row.add_memory(call);
@@ -342,11 +357,11 @@ pub fn record(
 #[doc(hidden)]
 pub fn record_kernel(
     op: &'static Op,
-    (phase, device, stack): (u32, u32, u32),
+    (phase, device, stack, forward): (u32, u32, u32, u32),
     shapes: Option<Box<[Shape]>>,
     time: Duration,
 ) {
-    with_row(op, (phase, device, stack), shapes, |row| {
+    with_row(op, (phase, device, stack, forward), shapes, |row| {
         row.kernels += 1;
         row.device += time;
     });
@@ -356,7 +371,7 @@ pub fn record_kernel(
 /// made if new.
 fn with_row(
     op: &'static Op,
-    (phase, device, stack): (u32, u32, u32),
+    (phase, device, stack, forward): (u32, u32, u32, u32),
     shapes: Option<Box<[Shape]>>,
     update: impl FnOnce(&mut Aggregate),
 ) {
@@ -366,6 +381,7 @@ fn with_row(
         shapes,
         device,
         stack,
+        forward,
     };
     let mut rows = THREADS
         .get_or_default()

@@ -15,6 +15,7 @@ use serde::Serialize;
 use super::memory::{device_name, host_was_untracked};
 use super::{Aggregate, Key, THREADS, config};
 use crate::call_sites;
+use crate::context::lineage::Pass;
 use crate::context::{device as context_device, phase};
 use crate::roofline::{Calibration, Limit, Peaks};
 use crate::work::Work;
@@ -54,6 +55,12 @@ pub struct Row {
     /// the function alone without line tables, `-` where the stack has no user frame.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub call_site: Option<String>,
+    /// The forward phase of a backward or optimizer op, when grouped by phase with
+    /// [`StatsConfig::forward_links`](super::StatsConfig::forward_links) on: the phase of the
+    /// forward op it works for (`-` when none was found, see
+    /// [`lineage`](crate::context::lineage)).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub forward_phase: Option<String>,
     /// Calls.
     pub calls: u64,
     /// Total time.
@@ -147,7 +154,7 @@ pub const FORMAT_VERSION: u32 = crate::formats::RUN_FORMAT_VERSION;
 
 /// All rows recorded so far, merged over threads.
 pub struct Snapshot {
-    rows: HashMap<Key, Aggregate>,
+    pub(super) rows: HashMap<Key, Aggregate>,
 }
 
 /// Takes a snapshot of the statistics recorded so far.
@@ -164,9 +171,16 @@ pub fn snapshot() -> Snapshot {
     Snapshot { rows }
 }
 
+/// The phase name of the forward op of link `forward` ([`lineage`](crate::context::lineage)),
+/// `-` for none.
+fn forward_phase_name(forward: u32) -> String {
+    crate::context::lineage::forward_op(forward)
+        .map_or_else(|| "-".to_owned(), |op| phase::name(op.phase))
+}
+
 /// The phase of a row's ops: its user range, else the one Burn's frames on its call stack give
 /// (`backward`, `optimizer`), else `-`.
-fn phase_name(key: &Key) -> String {
+pub(super) fn phase_name(key: &Key) -> String {
     match key.phase {
         0 => call_sites::phase_of(key.stack).unwrap_or("-").to_owned(),
         phase => phase::name(phase),
@@ -260,9 +274,11 @@ impl Snapshot {
             Option<String>,
             Option<String>,
             Option<String>,
+            Option<String>,
         );
         let mut grouped: HashMap<Group, Aggregate> = HashMap::new();
         let by_phase = matches!(group, GroupBy::OpAndPhase | GroupBy::OpAndCallSite);
+        let settings_links = config().forward_links;
         for (key, aggregate) in &self.rows {
             let phase = by_phase.then(|| phase_name(key));
             let call_site = (group == GroupBy::OpAndCallSite).then(|| {
@@ -274,8 +290,20 @@ impl Snapshot {
                     .map_or_else(|| "-".to_owned(), shapes_text)
             });
             let device = (group == GroupBy::OpAndDevice).then(|| context_device::name(key.device));
+            let forward_phase = phase
+                .as_deref()
+                .filter(|_| settings_links)
+                .and_then(Pass::of_range)
+                .map(|_| forward_phase_name(key.forward));
             grouped
-                .entry((aggregate.name, phase, shapes, device, call_site))
+                .entry((
+                    aggregate.name,
+                    phase,
+                    shapes,
+                    device,
+                    call_site,
+                    forward_phase,
+                ))
                 .or_insert_with(|| Aggregate::new(aggregate.name))
                 .merge(aggregate);
         }
@@ -293,12 +321,13 @@ impl Snapshot {
         let mut rows: Vec<Row> = grouped
             .into_iter()
             .map(
-                |((op, phase, input_shapes, device_name, call_site), a)| Row {
+                |((op, phase, input_shapes, device_name, call_site, forward_phase), a)| Row {
                     op: op.to_owned(),
                     phase,
                     input_shapes,
                     device: device_name,
                     call_site,
+                    forward_phase,
                     calls: a.count,
                     total_ns: a.total.as_nanos() as u64,
                     total_percent: percent(a.total, all),
@@ -332,6 +361,7 @@ impl Snapshot {
                 .then_with(|| a.phase.cmp(&b.phase))
                 .then_with(|| a.device.cmp(&b.device))
                 .then_with(|| a.call_site.cmp(&b.call_site))
+                .then_with(|| a.forward_phase.cmp(&b.forward_phase))
         });
         rows
     }
@@ -437,6 +467,18 @@ impl Snapshot {
                 .max(title.len());
             columns.push((title.into(), width));
         }
+        // With forward links: the forward phase of backward and optimizer rows, after the phase.
+        let linked = rows.iter().any(|r| r.forward_phase.is_some());
+        if linked {
+            let title = "Fwd Phase";
+            let width = rows
+                .iter()
+                .filter_map(|r| r.forward_phase.as_ref().map(String::len))
+                .max()
+                .unwrap_or(0)
+                .max(title.len());
+            columns.push((title.into(), width));
+        }
         let device = self.has_device_time();
         let device_titles: &[&str] = if device {
             &["Kernels", "Device Total", "Device Mean", "Device %"]
@@ -507,6 +549,9 @@ impl Snapshot {
         for row in &rows {
             let mut cells = vec![row.op.clone()];
             cells.extend(key.and_then(|(_, of)| of(row)).cloned());
+            if linked {
+                cells.push(row.forward_phase.clone().unwrap_or_default());
+            }
             cells.push(row.calls.to_string());
             cells.push(time_text(row.total_ns));
             cells.push(format!("{:.2}%", row.total_percent));
@@ -721,7 +766,7 @@ fn coverage_text(coverage: &WorkCoverage) -> String {
 }
 
 /// A time as `torch.profiler` prints it: `12.345us`, `1.234ms`, `2.000s`.
-fn time_text(ns: u64) -> String {
+pub(super) fn time_text(ns: u64) -> String {
     let ns = ns as f64;
     if ns >= 1e9 {
         format!("{:.3}s", ns / 1e9)
@@ -750,11 +795,11 @@ mod tests {
         stats::reset();
         stats::start(stats::StatsConfig::default());
         let us = Duration::from_micros;
-        super::super::record(&COMPUTE, us(100), None, (gpu0, 0), None, None);
-        super::super::record(&COMPUTE, us(300), None, (gpu1, 0), None, None);
-        super::super::record(&ALL_REDUCE, us(50), None, (gpu0, 0), None, None);
-        super::super::record(&ALL_REDUCE, us(450), None, (gpu1, 0), None, None);
-        super::super::record(&ALL_REDUCE, us(500), None, (0, 0), None, None);
+        super::super::record(&COMPUTE, us(100), None, (gpu0, 0, 0), None, None);
+        super::super::record(&COMPUTE, us(300), None, (gpu1, 0, 0), None, None);
+        super::super::record(&ALL_REDUCE, us(50), None, (gpu0, 0, 0), None, None);
+        super::super::record(&ALL_REDUCE, us(450), None, (gpu1, 0, 0), None, None);
+        super::super::record(&ALL_REDUCE, us(500), None, (0, 0, 0), None, None);
         stats::stop();
         let snapshot = stats::snapshot();
 
@@ -842,7 +887,7 @@ mod tests {
                 &MATMUL,
                 us(2_000),
                 None,
-                (0, 0),
+                (0, 0, 0),
                 None,
                 work(1_000_000_000, 6_000_000),
             );
@@ -852,11 +897,18 @@ mod tests {
             &ADD,
             us(3_000),
             None,
-            (0, 0),
+            (0, 0, 0),
             None,
             work(1_000_000, 12_000_000),
         );
-        super::super::record(&SORT, us(1_000), None, (0, 0), None, Some(Work::default()));
+        super::super::record(
+            &SORT,
+            us(1_000),
+            None,
+            (0, 0, 0),
+            None,
+            Some(Work::default()),
+        );
         stats::stop();
         let snapshot = stats::snapshot();
         let rows = snapshot.rows(GroupBy::Op);
@@ -935,7 +987,7 @@ mod tests {
             &LAUNCHED,
             Duration::from_micros(5),
             None,
-            (0, 0),
+            (0, 0, 0),
             None,
             Some(work),
         );
@@ -954,7 +1006,7 @@ mod tests {
             "the table says it first: {table}"
         );
         // Kernels' device time is the op's own: rates from it.
-        stats::record_kernel(&LAUNCHED, (0, 0, 0), None, Duration::from_micros(2));
+        stats::record_kernel(&LAUNCHED, (0, 0, 0, 0), None, Duration::from_micros(2));
         let snapshot = stats::snapshot();
         let point = snapshot.rows(GroupBy::Op)[0].roofline.clone().unwrap();
         assert_eq!(point.time, "device");

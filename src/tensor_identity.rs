@@ -1,0 +1,133 @@
+//! Which tensor a primitive is, without reading it: what links an op's input to the op that
+//! made it (`[numerics]` fingerprints' producers, `[stats] forward_links`).
+//!
+//! Known for NdArray and CubeCL's wgpu and CUDA tensors; `None` for other backends (and for
+//! fused tensors, whose blocks are probed whole).
+
+#[cfg(any(feature = "ndarray", feature = "wgpu", feature = "cuda"))]
+use rustc_hash::FxHasher;
+use std::any::Any;
+#[cfg(any(feature = "ndarray", feature = "wgpu", feature = "cuda"))]
+use std::hash::{Hash, Hasher};
+
+use burn_backend::TensorMetadata;
+
+/// A key that stays the same for one tensor while it lives and differs between tensors alive
+/// at once, where the backend gives one without reading the tensor: for NdArray its buffer's
+/// address, for CubeCL's tensors (wgpu, CUDA) its buffer's memory id and offset, with the
+/// shape and strides (a view of another tensor's buffer differs in them). `None` elsewhere.
+pub(crate) fn identity<T: 'static>(tensor: &T) -> Option<u64> {
+    let tensor = tensor as &dyn Any;
+    #[cfg(feature = "ndarray")]
+    if let Some(tensor) = tensor.downcast_ref::<burn::backend::ndarray::NdArrayTensor>() {
+        return Some(ndarray_identity(tensor));
+    }
+    #[cfg(feature = "wgpu")]
+    if let Some(tensor) = tensor
+        .downcast_ref::<burn_cubecl::tensor::CubeTensor<burn_cubecl::cubecl::wgpu::WgpuRuntime>>()
+    {
+        return cube_identity(tensor);
+    }
+    #[cfg(feature = "cuda")]
+    if let Some(tensor) = tensor
+        .downcast_ref::<burn_cubecl::tensor::CubeTensor<burn_cubecl::cubecl::cuda::CudaRuntime>>()
+    {
+        return cube_identity(tensor);
+    }
+    let _ = tensor;
+    None
+}
+
+/// [`identity`] for NdArray's tensors only: what `[numerics]` links an input to its producer
+/// by (on CubeCL's backends it reads the input and links it by its fingerprint, which its
+/// alignment of runs across backends relies on).
+pub(crate) fn ndarray_identity_of<T: 'static>(tensor: &T) -> Option<u64> {
+    #[cfg(feature = "ndarray")]
+    if let Some(tensor) = (tensor as &dyn Any).downcast_ref() {
+        return Some(ndarray_identity(tensor));
+    }
+    let _ = tensor;
+    None
+}
+
+#[cfg(feature = "ndarray")]
+fn ndarray_identity(tensor: &burn::backend::ndarray::NdArrayTensor) -> u64 {
+    use burn::backend::ndarray::NdArrayTensor;
+    let mut hasher = FxHasher::default();
+    macro_rules! key {
+        ($($variant:ident),*) => {
+            match tensor {
+                $(NdArrayTensor::$variant(storage) => {
+                    let view = storage.view();
+                    (stringify!($variant), view.as_ptr() as usize, view.shape(), view.strides())
+                        .hash(&mut hasher);
+                })*
+            }
+        };
+    }
+    key!(F64, F32, I64, I32, I16, I8, U64, U32, U16, U8, Bool);
+    hasher.finish()
+}
+
+/// A CubeCL tensor's buffer id: cubecl-runtime 0.10 keeps its `ManagedMemoryId` private and
+/// shows it only in the handle's `Debug` text (`Handle { id: ManagedMemoryHandle {
+/// descriptor: ManagedMemoryDescriptor { id: ManagedMemoryId { value: 7 }, ..`), read there.
+#[cfg(any(feature = "wgpu", feature = "cuda"))]
+fn cube_identity<R: burn_cubecl::CubeRuntime>(
+    tensor: &burn_cubecl::tensor::CubeTensor<R>,
+) -> Option<u64> {
+    const ID: &str = "ManagedMemoryId { value: ";
+    let text = format!("{:?}", tensor.handle);
+    let at = text.find(ID)? + ID.len();
+    let digits = &text[at..];
+    let end = digits.find(|c: char| !c.is_ascii_digit())?;
+    let memory: u64 = digits[..end].parse().ok()?;
+    let mut hasher = FxHasher::default();
+    (
+        memory,
+        tensor.handle.offset_start,
+        tensor.meta.shape(),
+        tensor.meta.strides(),
+        tensor.dtype,
+    )
+        .hash(&mut hasher);
+    Some(hasher.finish())
+}
+
+/// Where [`Tensors`](crate::op_numerics::Tensors) puts the tensors it finds: an op's numerics
+/// (`op_numerics::Seen`) or their [`Identities`].
+pub(crate) trait TensorSink {
+    fn add<T: TensorMetadata + 'static>(&mut self, tensor: &T);
+}
+
+/// The identities of the tensors [`Tensors`](crate::op_numerics::Tensors) finds, and whether
+/// every one had one.
+pub(crate) struct Identities {
+    pub(crate) ids: Vec<u64>,
+    pub(crate) complete: bool,
+}
+
+impl Default for Identities {
+    fn default() -> Self {
+        Identities {
+            ids: Vec::new(),
+            complete: true,
+        }
+    }
+}
+
+impl Identities {
+    /// Some tensor's identity is not known (an op whose tensors were not collected).
+    pub(crate) fn unknown(&mut self) {
+        self.complete = false;
+    }
+}
+
+impl TensorSink for Identities {
+    fn add<T: TensorMetadata + 'static>(&mut self, tensor: &T) {
+        match identity(tensor) {
+            Some(id) => self.ids.push(id),
+            None => self.complete = false,
+        }
+    }
+}
