@@ -395,8 +395,9 @@ fn unusable_input_exits_2_naming_the_file_and_why() {
     assert_eq!(
         message(&broken),
         format!(
-            "burn-profiled diff: {}: format version 99 (this burn-profiled reads versions 1 to 5); compare it with the burn-profiled that wrote it",
-            broken.join("ops.json").display()
+            "burn-profiled diff: {}: format version 99 (this burn-profiled reads versions 1 to {}); compare it with the burn-profiled that wrote it",
+            broken.join("ops.json").display(),
+            burn_profiled_core::formats::RUN_FORMAT_VERSION
         )
     );
     std::fs::write(broken.join("ops.json"), r#"{"rows": []}"#).unwrap();
