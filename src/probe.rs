@@ -27,7 +27,7 @@ use std::time::Duration;
 use burn_backend::ops::{MaxPool1dWithIndices, MaxPool2dWithIndices};
 use burn_backend::{Backend, TensorMetadata};
 use burn_profiled_core::call_sites;
-use burn_profiled_core::context::lineage::{self, ForwardOp, Pass};
+use burn_profiled_core::context::lineage::{self, ForwardOp, Link, Pass};
 use burn_profiled_core::shape::Shape;
 use burn_profiled_core::work::{TensorArg, Work};
 
@@ -356,7 +356,7 @@ struct ActiveOp<B: Backend> {
     stack: u32,
     /// The forward op it works for and its pass, when backward ops are linked
     /// (`context::lineage`).
-    link: Option<(u32, Pass)>,
+    link: Option<(Link, Pass)>,
     /// The op's id for device time, when that was on.
     device_op: Option<u64>,
     /// The launch thread the op's range (and device-time tag) went to, when the op ran
@@ -388,11 +388,15 @@ enum MemoryAtStart {
     Queued(QueuedMemory),
 }
 
-/// What an op does where its kernels are launched, first: open its range, tag the launches
-/// with its device-time id. Run here, or queued on its launch thread ([`queued_start`]).
-fn launches_start(flags: Flags, op: &'static Op, device_op: u64) {
+/// What an op does where its kernels are launched, first: open its range (with `payload`, the
+/// forward call it is or works for, when not 0), tag the launches with its device-time id. Run
+/// here, or queued on its launch thread ([`queued_start`]).
+fn launches_start(flags: Flags, op: &'static Op, device_op: u64, payload: u64) {
     if flags & RANGES != 0 {
-        op_ranges::push_op(op);
+        match payload {
+            0 => op_ranges::push_op(op),
+            payload => op_ranges::push_op_with_payload(op, payload),
+        }
     }
     if flags & DEVICE != 0 {
         device_time::tag_launches(device_op);
@@ -415,6 +419,7 @@ struct QueuedOpen {
     flags: Flags,
     op: &'static Op,
     device_op: u64,
+    payload: u64,
     /// Its stream's memory in use at its start, with per-op memory on.
     in_use_at_start: Option<u64>,
 }
@@ -433,9 +438,10 @@ fn queued_start(task: QueuedTask) {
         id: device_op,
         instance,
         memory,
+        payload,
         ..
     } = task;
-    launches_start(flags, op, device_op);
+    launches_start(flags, op, device_op, payload);
     let in_use_at_start =
         memory.and_then(|memory| in_use_at_start(&memory.launch, memory.stream, memory.generation));
     QUEUED_OPEN.with_borrow_mut(|open| {
@@ -444,6 +450,7 @@ fn queued_start(task: QueuedTask) {
             flags,
             op,
             device_op,
+            payload,
             in_use_at_start,
         })
     });
@@ -494,7 +501,7 @@ fn queued_end(task: QueuedTask) {
     }
     launches_end(flags, op, device_op);
     for o in &above {
-        launches_start(o.flags, o.op, o.device_op);
+        launches_start(o.flags, o.op, o.device_op, o.payload);
     }
     QUEUED_OPEN.with_borrow_mut(|open| open.extend(above));
 }
@@ -582,13 +589,28 @@ fn start<B: Backend>(
     let device = device.filter(|_| flags & SYNC != 0);
     sync::<B>(device.as_ref());
     let device_op = (flags & DEVICE != 0).then(device_time::new_op_id);
+    let phase = phase::current();
+    // Taken before the op's range and clock start: the unwinding is the profiler's time, not
+    // the op's. The link goes into the range's payload.
+    let stack = match flags & STATS {
+        0 => 0,
+        _ => call_sites::capture(),
+    };
+    let link = inputs.map(|inputs| {
+        let pass = pass_of(phase, stack);
+        let forward = ForwardOp { op, phase, stack };
+        match pass == Pass::Forward || inputs.complete {
+            true => (lineage::link(forward, pass, &inputs.ids), pass),
+            // Linked by order alone, it would take the link of whatever ran before it.
+            false => (Link::default(), pass),
+        }
+    });
     // One thread's op at a time between its start and its end on the launch thread.
     let queuing = queued_on.as_ref().map(LaunchThread::hold_queuing);
     let instance = match queued_on {
         Some(_) => next_instance(),
         None => 0,
     };
-    let phase = phase::current();
     let queued_memory = match (&queued_on, &memory_launch) {
         (Some(queued_on), Some(memory_launch)) if queued_on.same_as(memory_launch) => {
             Some(QueuedMemory {
@@ -619,7 +641,7 @@ fn start<B: Backend>(
             Launches::Start,
             flags,
             op,
-            (device_op, instance),
+            (device_op, instance, payload_of(link)),
             queued_on.as_ref(),
             queued_memory.clone().map(Box::new),
         );
@@ -637,7 +659,7 @@ fn start<B: Backend>(
                 Launches::End,
                 flags,
                 op,
-                (device_op, instance),
+                (device_op, instance, 0),
                 queued_on.as_ref(),
                 None,
             );
@@ -647,22 +669,7 @@ fn start<B: Backend>(
             resume_unwind(panic);
         }
     }
-    // Taken before the op's clock starts: the unwinding is the profiler's time, not the op's.
-    let stack = match flags & STATS {
-        0 => 0,
-        _ => call_sites::capture(),
-    };
-    let link = inputs.map(|inputs| {
-        let phase = phase::current();
-        let pass = pass_of(phase, stack);
-        let forward = ForwardOp { op, phase, stack };
-        match pass == Pass::Forward || inputs.complete {
-            true => (lineage::link(forward, pass, &inputs.ids), pass),
-            // Linked by order alone, it would take the link of whatever ran before it.
-            false => (0, pass),
-        }
-    });
-    let forward = link.map_or(0, |(forward, _)| forward);
+    let forward = link.map_or(0, |(link, _)| link.forward);
     let started = (flags & (STATS | TRACE | DEVICE) != 0).then(clock::now);
     if let (Some(id), Some(started)) = (device_op, started) {
         device_time::op_started(
@@ -733,6 +740,16 @@ fn pass_of(phase: u32, stack: u32) -> Pass {
         .unwrap_or(Pass::Forward)
 }
 
+/// The payload of an op's NVTX range, as PyTorch's `emit_nvtx` gives each range the sequence
+/// number of the forward op: a forward op's call, or the forward call a backward op works for;
+/// 0 (no payload) for the rest.
+fn payload_of(link: Option<(Link, Pass)>) -> u64 {
+    match link {
+        Some((link, Pass::Forward | Pass::Backward)) => link.call,
+        _ => 0,
+    }
+}
+
 /// A new run of an op queued on a launch thread.
 fn next_instance() -> u64 {
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
@@ -782,6 +799,11 @@ fn finish<B: Backend>(mut active: ActiveOp<B>) {
                 (started, ended),
                 active.device_id,
                 active.shapes.as_deref(),
+                match active.link {
+                    Some((link, Pass::Forward)) => (link.call, 0),
+                    Some((link, Pass::Backward)) => (0, link.call),
+                    _ => (0, 0),
+                },
             );
         }
         if active.flags & STATS != 0 {
@@ -805,7 +827,7 @@ fn finish<B: Backend>(mut active: ActiveOp<B>) {
                 (
                     active.device_id,
                     active.stack,
-                    active.link.map_or(0, |(forward, _)| forward),
+                    active.link.map_or(0, |(link, _)| link.forward),
                 ),
                 memory,
                 work,
@@ -828,7 +850,7 @@ fn finish<B: Backend>(mut active: ActiveOp<B>) {
         Launches::End,
         active.flags,
         active.op,
-        (active.device_op, active.instance),
+        (active.device_op, active.instance, 0),
         active.queued_on.as_ref(),
         queued_memory,
     );
@@ -859,7 +881,7 @@ fn finish_memory<B: Backend>(
             let queued = QueuedMemory {
                 shapes: active.shapes.clone().map(Vec::into_boxed_slice),
                 stack: active.stack,
-                forward: active.link.map_or(0, |(forward, _)| forward),
+                forward: active.link.map_or(0, |(link, _)| link.forward),
                 ..queued
             };
             return (Some(Box::new(queued)), None);
@@ -893,14 +915,14 @@ fn at_launches(
     launches: Launches,
     flags: Flags,
     op: &'static Op,
-    (device_op, instance): (Option<u64>, u64),
+    (device_op, instance, payload): (Option<u64>, u64, u64),
     queued_on: Option<&LaunchThread>,
     memory: Option<Box<QueuedMemory>>,
 ) {
     let id = device_op.unwrap_or(0);
     match (queued_on, launches) {
         // Here, the op tags its launches itself, inside its span (`start`, `finish`).
-        (None, Launches::Start) => launches_start(flags & !DEVICE, op, id),
+        (None, Launches::Start) => launches_start(flags & !DEVICE, op, id, payload),
         (None, Launches::End) => launches_end(flags & !DEVICE, op, id),
         (Some(launch), launches) => launch.queue(QueuedTask {
             run: match launches {
@@ -912,6 +934,7 @@ fn at_launches(
             id,
             instance,
             memory,
+            payload,
         }),
     }
 }

@@ -24,20 +24,27 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
 #[test]
 fn each_convolution_backward_op_works_for_the_conv_module_and_each_linear_one_for_the_head() {
     let _serial = serial();
-    let (rows, _) = model::trained::<B>(&Default::default(), 2);
-    model::check_backward(&rows);
+    let run = model::trained::<B>(&Default::default(), 2);
+    model::check_backward(&run.rows);
 }
 
 #[test]
 fn adam_updates_each_parameter_for_the_module_that_read_it() {
     let _serial = serial();
-    let (rows, _) = model::trained::<B>(&Default::default(), 2);
-    model::check_optimizer(&rows);
+    let run = model::trained::<B>(&Default::default(), 2);
+    model::check_optimizer(&run.rows);
 }
 
 #[test]
 fn the_time_per_module_adds_up_to_the_time_of_all_ops() {
     let _serial = serial();
-    let (rows, modules) = model::trained::<B>(&Default::default(), 2);
-    model::check_modules(&rows, &modules);
+    let run = model::trained::<B>(&Default::default(), 2);
+    model::check_modules(&run.rows, &run.modules);
+}
+
+#[test]
+fn the_timeline_has_a_fwdbwd_flow_from_its_forward_op_to_each_backward_op() {
+    let _serial = serial();
+    let run = model::trained::<B>(&Default::default(), 2);
+    model::check_flows(&run.rows, &run.trace);
 }

@@ -11,8 +11,9 @@ mod model;
 
 #[test]
 fn the_two_modules_backward_and_optimizer_ops_are_linked_as_on_ndarray() {
-    let (rows, modules) = model::trained::<Autodiff<Profiled<Wgpu>>>(&Default::default(), 2);
-    model::check_backward(&rows);
-    model::check_optimizer(&rows);
-    model::check_modules(&rows, &modules);
+    let run = model::trained::<Autodiff<Profiled<Wgpu>>>(&Default::default(), 2);
+    model::check_backward(&run.rows);
+    model::check_optimizer(&run.rows);
+    model::check_modules(&run.rows, &run.modules);
+    model::check_flows(&run.rows, &run.trace);
 }

@@ -177,3 +177,70 @@ fn op_ranges_alone_emit_the_same_ranges_and_pop_on_a_panic() {
         ["float_argtopk", "pop"]
     );
 }
+
+/// With forward links on, each op range carries a payload as `emit_nvtx`'s sequence numbers
+/// do: a forward op's range its call, a backward op's range the call of the forward op it
+/// works for, so Nsight Systems ties them.
+#[test]
+fn with_forward_links_a_backward_range_carries_its_forward_ranges_payload() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    static RANGES: std::sync::Once = std::sync::Once::new();
+    RANGES.call_once(|| burn_profiled::nvtx::enable(burn_profiled::nvtx::RangeConfig::new()));
+    let tid = nvtx_recorder::current_tid();
+    let before = nvtx_recorder::events_of_thread(tid).len();
+    burn_profiled::stats::start(burn_profiled::stats::StatsConfig {
+        forward_links: true,
+        ..Default::default()
+    });
+    probe::set_op_ranges(true);
+    type B = Autodiff<Profiled<NdArray>>;
+    let device = Default::default();
+    let net = Net::<B> {
+        conv: Conv2dConfig::new([1, 2], [3, 3]).init(&device),
+        linear: LinearConfig::new(2 * 4 * 4, 1).init(&device),
+    };
+    let x = Tensor::<B, 4>::random([2, 1, 6, 6], Distribution::Default, &device);
+    let y = burn_profiled::nvtx::scope("forward", || {
+        let features: Tensor<B, 2> = net.conv.forward(x).flatten(1, 3);
+        net.linear.forward(features).mean()
+    });
+    let _grads = burn_profiled::nvtx::scope("backward", || y.backward());
+    probe::set_op_ranges(false);
+    burn_profiled::stats::stop();
+    burn_profiled::stats::reset();
+
+    let pushes: Vec<(String, Option<nvtx_recorder::Payload>)> =
+        nvtx_recorder::events_of_thread(tid)[before..]
+            .iter()
+            .filter(|e| e.kind == Kind::Push && e.domain.as_deref() == Some("burn"))
+            .map(|e| (e.message.text().unwrap_or_default().to_owned(), e.payload))
+            .collect();
+    let payload_of = |op: &str| -> Vec<Option<nvtx_recorder::Payload>> {
+        pushes
+            .iter()
+            .filter(|(name, _)| name == op)
+            .map(|(_, payload)| *payload)
+            .collect()
+    };
+    let [conv] = payload_of("conv2d")[..] else {
+        panic!("one conv2d range: {pushes:?}");
+    };
+    let [linear] = payload_of("linear")[..] else {
+        panic!("one linear range: {pushes:?}");
+    };
+    assert!(
+        matches!(conv, Some(nvtx_recorder::Payload::U64(_))),
+        "{pushes:?}"
+    );
+    assert_ne!(conv, linear);
+    for op in ["conv2d_weight_backward", "conv2d_bias_backward"] {
+        assert_eq!(payload_of(op), [conv], "{op}: {pushes:?}");
+    }
+    for op in [
+        "linear_weight_backward",
+        "linear_bias_backward",
+        "linear_x_backward",
+    ] {
+        assert_eq!(payload_of(op), [linear], "{op}: {pushes:?}");
+    }
+}

@@ -122,6 +122,8 @@ pub struct QueuedTask {
     pub(crate) instance: u64,
     /// What the op's memory is read for, with per-op memory on.
     pub(crate) memory: Option<Box<QueuedMemory>>,
+    /// Its range's payload: the forward call it is or works for, 0 for none.
+    pub(crate) payload: u64,
 }
 
 /// Per-op memory of a queued op: read on the launch thread, in the op's stream, at its start

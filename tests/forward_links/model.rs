@@ -10,6 +10,8 @@ use burn::tensor::backend::{AutodiffBackend, Backend};
 use burn::tensor::{Distribution, Tensor};
 use burn_profiled::nvtx;
 use burn_profiled::stats::{self, GroupBy, ModuleRow, NOT_LINKED, Row, StatsConfig};
+use burn_profiled::trace;
+use serde_json::Value;
 
 #[derive(Module, Debug)]
 pub struct TwoModules<B: Backend> {
@@ -38,9 +40,16 @@ impl<B: Backend> TwoModules<B> {
     }
 }
 
-/// `steps` training steps on `device` with statistics and forward links on: the rows by op and
-/// phase, and the time per module. Statistics are process-wide: callers take turns.
-pub fn trained<B: AutodiffBackend>(device: &B::Device, steps: usize) -> (Vec<Row>, Vec<ModuleRow>) {
+/// What a run recorded: the rows by op and phase, the time per module, and `trace.json`.
+pub struct Run {
+    pub rows: Vec<Row>,
+    pub modules: Vec<ModuleRow>,
+    pub trace: Value,
+}
+
+/// `steps` training steps on `device` with statistics, forward links and the timeline on.
+/// Statistics and the timeline are process-wide: callers take turns.
+pub fn trained<B: AutodiffBackend>(device: &B::Device, steps: usize) -> Run {
     static RANGES: std::sync::Once = std::sync::Once::new();
     RANGES.call_once(|| nvtx::enable(nvtx::RangeConfig::new()));
     let mut model = TwoModules::<B>::new(device);
@@ -53,6 +62,8 @@ pub fn trained<B: AutodiffBackend>(device: &B::Device, steps: usize) -> (Vec<Row
         forward_links: true,
         ..StatsConfig::default()
     });
+    trace::clear();
+    trace::start(trace::TraceConfig::default());
     for images in batches {
         let loss = model.loss(images);
         let grads = nvtx::scope("backward", || loss.backward());
@@ -62,12 +73,17 @@ pub fn trained<B: AutodiffBackend>(device: &B::Device, steps: usize) -> (Vec<Row
         });
     }
     stats::stop();
+    trace::stop();
     B::sync(device).expect("the device syncs");
     let snapshot = stats::snapshot();
-    let rows = snapshot.rows(GroupBy::OpAndPhase);
-    let modules = snapshot.modules();
+    let (trace, _) = trace::to_json();
+    trace::clear();
     stats::reset();
-    (rows, modules)
+    Run {
+        rows: snapshot.rows(GroupBy::OpAndPhase),
+        modules: snapshot.modules(),
+        trace: serde_json::from_str(&trace).expect("trace.json is JSON"),
+    }
 }
 
 fn in_phase<'a>(rows: &'a [Row], phase: &str) -> impl Iterator<Item = &'a Row> {
@@ -148,6 +164,59 @@ pub fn check_optimizer(rows: &[Row]) {
             .all(|row| matches!(row.forward_phase.as_deref(), Some("conv" | "head"))),
         "{optimizer:#?}"
     );
+}
+
+/// `trace.json` has a `fwdbwd` flow from a forward op to each backward op, as Kineto writes
+/// them: it starts at a forward op's span and ends at a backward op's, and there are as many
+/// as backward op calls (each is linked, and the timeline holds every forward op).
+pub fn check_flows(rows: &[Row], trace: &Value) {
+    let events = trace["traceEvents"].as_array().expect("traceEvents");
+    let ops: Vec<&Value> = events.iter().filter(|e| e["cat"] == "cpu_op").collect();
+    let span_at = |flow: &Value| -> String {
+        let at = ops
+            .iter()
+            .filter(|op| op["tid"] == flow["tid"] && op["ts"] == flow["ts"])
+            .map(|op| op["name"].as_str().unwrap_or_default().to_owned())
+            .collect::<Vec<_>>();
+        assert_eq!(at.len(), 1, "one op span where {flow} is: {at:?}");
+        at[0].clone()
+    };
+    let flows: Vec<&Value> = events.iter().filter(|e| e["cat"] == "fwdbwd").collect();
+    let starts: Vec<&&Value> = flows.iter().filter(|e| e["ph"] == "s").collect();
+    let ends: Vec<&&Value> = flows.iter().filter(|e| e["ph"] == "f").collect();
+    let backward_calls: u64 = in_phase(rows, "backward").map(|row| row.calls).sum();
+    assert_eq!(ends.len() as u64, backward_calls);
+    assert_eq!(starts.len(), ends.len());
+    let forward_ops: Vec<&str> = in_phase(rows, "conv")
+        .chain(in_phase(rows, "head"))
+        .map(|row| row.op.as_str())
+        .collect();
+    let backward_ops: Vec<&str> = in_phase(rows, "backward")
+        .map(|row| row.op.as_str())
+        .collect();
+    for (start, end) in starts.iter().zip(&ends) {
+        assert_eq!(start["id"], end["id"], "each flow is a pair");
+        assert_eq!(end["bp"], "e");
+        assert!(forward_ops.contains(&span_at(start).as_str()), "{start}");
+        assert!(backward_ops.contains(&span_at(end).as_str()), "{end}");
+    }
+    let conv_flows = ends
+        .iter()
+        .filter(|end| span_at(end).starts_with("conv2d_"))
+        .count();
+    assert!(conv_flows > 0);
+    // ... and the convolution call of the same step: none runs between them.
+    let ts = |event: &Value| event["ts"].as_f64().expect("ts");
+    for (start, end) in starts.iter().zip(&ends) {
+        if span_at(end).starts_with("conv2d_") {
+            assert_eq!(span_at(start), "conv2d", "{start} {end}");
+            let between = ops
+                .iter()
+                .filter(|op| op["name"] == "conv2d" && ts(op) > ts(start) && ts(op) < ts(end))
+                .count();
+            assert_eq!(between, 0, "{start} {end}");
+        }
+    }
 }
 
 /// The time per module: `conv` and `head`, each with forward, backward and optimizer time,

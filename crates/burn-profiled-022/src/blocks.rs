@@ -257,6 +257,7 @@ impl FusionObserver for BlockRecorder {
                     (open.started, ended),
                     self.device,
                     open.shapes.as_deref(),
+                    (0, 0),
                 );
                 if let (Some(call), Some((_, track))) = (open.memory, &self.memory) {
                     trace::record_counter(

@@ -10,8 +10,10 @@
 //! 2. on a tie, the one whose name begins the op's own (`conv2d` for `conv2d_x_backward`, `relu`
 //!    for `relu_backward`), then the one the previous backward op was linked to (a step's ops
 //!    run one after another), then the forward op first seen latest;
-//! 3. an op that reads no forward tensor (a gradient's sum or reshape, Adam's moments) takes
-//!    the link of the op that made its inputs, which may be one of an earlier step;
+//! 3. an op that reads no forward tensor takes the link of the op before it when that one's
+//!    forward op names it (`linear_bias_backward` after `linear_weight_backward`), else the
+//!    link of the op that made its inputs (a gradient's sum or reshape, Adam's moments), which
+//!    may be one of an earlier step;
 //! 4. an op whose inputs are all unknown (the ones that seed the backward pass, the loss's
 //!    mean backward) takes the link of the op before it: at the start of the backward pass, the
 //!    last forward op, which is the loss's.
@@ -103,15 +105,24 @@ impl std::hash::Hash for ForwardOp {
     }
 }
 
+/// What an op is linked to: the forward op it works for, and which call of it.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub struct Link {
+    /// The forward op ([`forward_op`]), 0 for none.
+    pub forward: u32,
+    /// Its call: forward calls are numbered from 1 in the order they run; 0 for none.
+    pub call: u64,
+}
+
 /// What is known of one tensor.
 struct Tensor {
-    /// The forward op that made it, or the forward op its maker (a backward or optimizer op)
-    /// was linked to; 0 for none.
-    made_for: u32,
+    /// The forward call that made it, or the one its maker (a backward or optimizer op) was
+    /// linked to.
+    made_for: Link,
     /// Whether a forward op made it.
     made_in_forward: bool,
-    /// The forward ops that read it, first four.
-    read_by: Vec<u32>,
+    /// The forward ops that read it, first four, each with its latest call.
+    read_by: Vec<Link>,
     /// When it was last made or read ([`Lineage::clock`]).
     touched: u64,
 }
@@ -122,7 +133,9 @@ struct Lineage {
     forward_ops: Vec<ForwardOp>,
     ids: HashMap<ForwardOp, u32>,
     /// The link of the last op.
-    previous: u32,
+    previous: Link,
+    /// Forward calls numbered so far.
+    calls: u64,
     /// Ops seen; a tensor untouched for as many ops as were seen since the last pruning is
     /// dropped at the next.
     clock: u64,
@@ -142,7 +155,8 @@ pub fn reset() {
         tensors: HashMap::default(),
         forward_ops: Vec::new(),
         ids: HashMap::default(),
-        previous: 0,
+        previous: Link::default(),
+        calls: 0,
         clock: 0,
         pruned_at: (0, 0),
     });
@@ -156,32 +170,43 @@ pub fn forward_op(id: u32) -> Option<ForwardOp> {
     lineage.as_ref()?.forward_ops.get(index).copied()
 }
 
-/// An op of `pass` is about to run on tensors with identities `inputs`: its link, the id of
-/// the forward op it works for (itself for a forward op), 0 when none is found. Pass the link
-/// to [`made`] with the op's outputs.
-pub fn link(forward: ForwardOp, pass: Pass, inputs: &[u64]) -> u32 {
+/// An op of `pass` is about to run on tensors with identities `inputs`: its link, the forward
+/// op and call it works for (for a forward op, itself and this call), `Link::default()` when
+/// none is found. Pass the link to [`made`] with the op's outputs.
+pub fn link(forward: ForwardOp, pass: Pass, inputs: &[u64]) -> Link {
     let mut guard = LINEAGE.lock().unwrap_or_else(PoisonError::into_inner);
     let Some(lineage) = guard.as_mut() else {
-        return 0;
+        return Link::default();
     };
     lineage.clock += 1;
     let clock = lineage.clock;
     if pass == Pass::Forward {
-        let id = lineage.intern(forward);
-        lineage.previous = id;
+        lineage.calls += 1;
+        let link = Link {
+            forward: lineage.intern(forward),
+            call: lineage.calls,
+        };
+        lineage.previous = link;
         for input in inputs {
             let tensor = lineage.tensors.entry(*input).or_insert(Tensor {
-                made_for: 0,
+                made_for: Link::default(),
                 made_in_forward: false,
                 read_by: Vec::new(),
                 touched: clock,
             });
             tensor.touched = clock;
-            if tensor.read_by.len() < READERS && !tensor.read_by.contains(&id) {
-                tensor.read_by.push(id);
+            let readers = tensor.read_by.len();
+            match tensor
+                .read_by
+                .iter_mut()
+                .find(|r| r.forward == link.forward)
+            {
+                Some(reader) => reader.call = link.call,
+                None if readers < READERS => tensor.read_by.push(link),
+                None => {}
             }
         }
-        return id;
+        return link;
     }
     let chosen = lineage.choose(forward.op, inputs);
     for input in inputs {
@@ -195,7 +220,7 @@ pub fn link(forward: ForwardOp, pass: Pass, inputs: &[u64]) -> u32 {
 
 /// The op linked to `link` made tensors with identities `outputs`: each is known from now on
 /// as made for that forward op (by it, when `pass` is the forward).
-pub fn made(link: u32, pass: Pass, outputs: &[u64]) {
+pub fn made(link: Link, pass: Pass, outputs: &[u64]) {
     let mut guard = LINEAGE.lock().unwrap_or_else(PoisonError::into_inner);
     let Some(lineage) = guard.as_mut() else {
         return;
@@ -228,51 +253,67 @@ impl Lineage {
 
     /// The link of a backward or optimizer op named as `op` reading `inputs` (the module docs'
     /// rules).
-    fn choose(&self, op: &'static Op, inputs: &[u64]) -> u32 {
-        let mut direct: Vec<(u32, u32)> = Vec::new();
-        let mut inherited: Vec<(u32, u32)> = Vec::new();
-        let vote = |votes: &mut Vec<(u32, u32)>, id: u32| {
-            if id == 0 {
+    fn choose(&self, op: &'static Op, inputs: &[u64]) -> Link {
+        // Each candidate forward op with its votes and the latest of its calls seen.
+        let mut direct: Vec<(Link, u32)> = Vec::new();
+        let mut inherited: Vec<(Link, u32)> = Vec::new();
+        let vote = |votes: &mut Vec<(Link, u32)>, link: Link| {
+            if link.forward == 0 {
                 return;
             }
-            match votes.iter_mut().find(|(candidate, _)| *candidate == id) {
-                Some((_, count)) => *count += 1,
-                None => votes.push((id, 1)),
+            match votes.iter_mut().find(|(c, _)| c.forward == link.forward) {
+                Some((candidate, count)) => {
+                    *count += 1;
+                    candidate.call = candidate.call.max(link.call);
+                }
+                None => votes.push((link, 1)),
             }
         };
         for tensor in inputs.iter().filter_map(|input| self.tensors.get(input)) {
             if tensor.made_in_forward || !tensor.read_by.is_empty() {
-                let mut ids = tensor.read_by.clone();
-                if tensor.made_in_forward && !ids.contains(&tensor.made_for) {
-                    ids.push(tensor.made_for);
+                let mut links = tensor.read_by.clone();
+                if tensor.made_in_forward
+                    && !links.iter().any(|l| l.forward == tensor.made_for.forward)
+                {
+                    links.push(tensor.made_for);
                 }
-                for id in ids {
-                    vote(&mut direct, id);
+                for link in links {
+                    vote(&mut direct, link);
                 }
             } else {
                 vote(&mut inherited, tensor.made_for);
             }
         }
+        let named_for = |link: &Link| {
+            link.forward != 0
+                && self
+                    .forward_ops
+                    .get(link.forward as usize - 1)
+                    .is_some_and(|forward| names_its_backward(forward.op.name(), op.name()))
+        };
+        if direct.is_empty() && named_for(&self.previous) {
+            // A backward op of the step that just ran, reading only gradients
+            // (`linear_bias_backward` after `linear_weight_backward`).
+            return self.previous;
+        }
         let votes = if direct.is_empty() { inherited } else { direct };
         let Some(most) = votes.iter().map(|(_, count)| *count).max() else {
             return self.previous;
         };
-        let tied: Vec<u32> = votes
+        let tied: Vec<Link> = votes
             .iter()
             .filter(|(_, count)| *count == most)
-            .map(|(id, _)| *id)
+            .map(|(link, _)| *link)
             .collect();
-        let named = |id: &&u32| {
-            self.forward_ops
-                .get(**id as usize - 1)
-                .is_some_and(|forward| names_its_backward(forward.op.name(), op.name()))
-        };
         tied.iter()
-            .find(named)
-            .or_else(|| tied.iter().find(|id| **id == self.previous))
-            .or_else(|| tied.iter().max())
+            .find(|link| named_for(link))
+            .or_else(|| {
+                tied.iter()
+                    .find(|link| link.forward == self.previous.forward)
+            })
+            .or_else(|| tied.iter().max_by_key(|link| link.forward))
             .copied()
-            .unwrap_or(0)
+            .unwrap_or_default()
     }
 
     /// Drops the tensors untouched since the last pruning, once there are twice as many as it
@@ -324,8 +365,13 @@ mod tests {
         }
     }
 
-    /// One forward op: its link, with its outputs made.
+    /// One op: its link's forward op, with its outputs made.
     fn run(op: &'static Op, phase: u32, pass: Pass, inputs: &[u64], outputs: &[u64]) -> u32 {
+        run_call(op, phase, pass, inputs, outputs).forward
+    }
+
+    /// One op: its link, with its outputs made.
+    fn run_call(op: &'static Op, phase: u32, pass: Pass, inputs: &[u64], outputs: &[u64]) -> Link {
         let link = link(forward(op, phase), pass, inputs);
         made(link, pass, outputs);
         link
@@ -355,6 +401,20 @@ mod tests {
         assert_eq!(run(&SUM_DIM, 9, Pass::Backward, &[99], &[100]), matmul);
         reset();
         assert_eq!(run(&SUM_DIM, 9, Pass::Backward, &[99], &[100]), 0);
+    }
+
+    #[test]
+    fn a_backward_op_is_linked_to_the_latest_call_of_its_forward_op() {
+        let _lock = crate::context::lineage::tests_lock();
+        reset();
+        // Two steps: the matmul reads w (1) in each, its backward reads w after the second.
+        let first = run_call(&MATMUL, 1, Pass::Forward, &[1, 2], &[3]);
+        let second = run_call(&MATMUL, 1, Pass::Forward, &[1, 4], &[5]);
+        assert_eq!((first.forward, first.call), (second.forward, 1));
+        assert_eq!(second.call, 2);
+        assert_eq!(run_call(&SWAP_DIMS, 9, Pass::Backward, &[1], &[6]), second);
+        // Its output carries the call on to the op that reads it.
+        assert_eq!(run_call(&SUM_DIM, 9, Pass::Backward, &[6], &[7]), second);
     }
 
     #[test]

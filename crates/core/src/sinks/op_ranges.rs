@@ -44,6 +44,29 @@ mod imp {
         sys::domain_range_push_ex(domain, &attributes);
     }
 
+    /// [`push_op`] with a `u64` payload (NVTX's `NVTX_PAYLOAD_TYPE_UNSIGNED_INT64`): the forward
+    /// call the op is or works for, as `emit_nvtx`'s sequence numbers tie PyTorch's backward
+    /// ranges to their forward ops.
+    #[doc(hidden)]
+    pub fn push_op_with_payload(op: &Op, payload: u64) {
+        let domain = domain();
+        let attributes = EventAttributes {
+            version: sys::NVTX_VERSION as u16,
+            size: sys::NVTX_EVENT_ATTRIBUTES_SIZE as u16,
+            category: 0,
+            colorType: sys::ColorType::NVTX_COLOR_UNKNOWN.into(),
+            color: 0,
+            payloadType: sys::PayloadType::NVTX_PAYLOAD_TYPE_UNSIGNED_INT64.into(),
+            reserved0: 0,
+            payload: sys::PayloadValue { ullValue: payload },
+            messageType: sys::MessageType::NVTX_MESSAGE_TYPE_REGISTERED.into(),
+            message: sys::MessageValue {
+                registered: registered(op).into(),
+            },
+        };
+        sys::domain_range_push_ex(domain, &attributes);
+    }
+
     #[doc(hidden)]
     pub fn pop_op() {
         sys::domain_range_pop(domain());
@@ -78,6 +101,8 @@ mod imp {
     #[doc(hidden)]
     pub fn push_op(_op: &Op) {}
     #[doc(hidden)]
+    pub fn push_op_with_payload(_op: &Op, _payload: u64) {}
+    #[doc(hidden)]
     pub fn pop_op() {}
     #[doc(hidden)]
     pub fn reach_a_tool() -> bool {
@@ -90,7 +115,7 @@ mod imp {
 }
 
 #[doc(hidden)]
-pub use imp::{pop_op, push_op, reach_a_tool, tool_found};
+pub use imp::{pop_op, push_op, push_op_with_payload, reach_a_tool, tool_found};
 
 /// The NVTX domain of op ranges.
 #[doc(hidden)]

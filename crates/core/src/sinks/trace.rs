@@ -77,6 +77,10 @@ struct Span {
     end: Duration,
     /// An op's input shapes, when statistics are kept by shapes (Kineto's `Input Dims`).
     input_dims: Option<Box<[Box<[usize]>]>>,
+    /// With forward links (`context::lineage`): a forward op's call, and a backward op's
+    /// forward call, the two ends of a `fwdbwd` flow; 0 for none.
+    call: u64,
+    forward_call: u64,
 }
 
 /// A kernel on a device stream, with the thread and start of the op that launched it.
@@ -222,19 +226,24 @@ fn record_span(name: Cow<'static, str>, category: &'static str, start: Duration,
                 start,
                 end,
                 input_dims: None,
+                call: 0,
+                forward_call: 0,
             })
         });
     }
 }
 
 /// An op ran on this thread from `start` to `end`, on `device` (`context::device`, 0 when
-/// unknown), with `shapes` as its inputs when they were collected.
+/// unknown), with `shapes` as its inputs when they were collected. With forward links,
+/// `(call, forward_call)` is a forward op's call, or a backward op's forward call
+/// ([`lineage::Link`](crate::context::lineage::Link)); `(0, 0)` otherwise.
 #[doc(hidden)]
 pub fn record_op(
     op: &'static Op,
     (start, end): (Duration, Duration),
     device: u32,
     shapes: Option<&[Shape]>,
+    (call, forward_call): (u64, u64),
 ) {
     if admit(end) {
         let input_dims = shapes.map(|shapes| {
@@ -253,6 +262,8 @@ pub fn record_op(
                 start,
                 end,
                 input_dims,
+                call,
+                forward_call,
             });
             if device != 0 && !thread.devices.contains(&device) {
                 thread.devices.push(device);
@@ -413,6 +424,50 @@ struct Event<'a> {
     args: serde_json::Map<String, serde_json::Value>,
 }
 
+/// Kineto's `fwdbwd` flows: one from each backward op to the forward op call it was linked
+/// to, starting at the forward op (Perfetto and HTA draw them). Each flow pairs one forward
+/// op with one backward op; a forward op whose span was dropped (past the cap) has none.
+fn fwdbwd_flows<'a>(
+    threads: &[std::sync::MutexGuard<'_, ThreadTrace>],
+    pid: u32,
+    events: &mut Vec<Event<'a>>,
+) {
+    let forward: HashMap<u64, (u32, Duration)> = threads
+        .iter()
+        .flat_map(|t| t.spans.iter().map(move |s| (t.tid, s)))
+        .filter(|(_, s)| s.call != 0)
+        .map(|(tid, s)| (s.call, (tid, s.start)))
+        .collect();
+    let mut id = FWDBWD_IDS;
+    let flow = |ph, id, tid, ts, bp| Event {
+        name: "fwdbwd",
+        cat: "fwdbwd",
+        ph,
+        ts: micros(ts),
+        dur: None,
+        pid,
+        tid,
+        s: None,
+        id: Some(id),
+        bp,
+        args: serde_json::Map::new(),
+    };
+    for thread in threads {
+        for span in thread.spans.iter().filter(|s| s.forward_call != 0) {
+            let Some(&(forward_tid, forward_start)) = forward.get(&span.forward_call) else {
+                continue;
+            };
+            events.push(flow("s", id, forward_tid, forward_start, None));
+            events.push(flow("f", id, thread.tid, span.start, Some("e")));
+            id += 1;
+        }
+    }
+}
+
+/// The first id of the `fwdbwd` flows: ids of their own, apart from the kernels' `ac2g` flows
+/// (CUPTI's correlation ids).
+const FWDBWD_IDS: u64 = 1 << 40;
+
 fn micros(time: Duration) -> f64 {
     time.as_nanos() as f64 / 1e3
 }
@@ -529,6 +584,7 @@ pub fn to_json() -> (String, TraceSummary) {
             });
         }
     }
+    fwdbwd_flows(&threads, pid, &mut events);
     let kernels = lock(&KERNELS);
     let mut tracks: Vec<(u32, u32)> = kernels.iter().map(|k| (k.device, k.stream)).collect();
     tracks.sort_unstable();
@@ -777,7 +833,7 @@ mod tests {
                 .name(name.to_owned())
                 .spawn(move || {
                     let at = crate::context::clock::now();
-                    super::record_op(&OP, (at, at + Duration::from_micros(1)), id, None);
+                    super::record_op(&OP, (at, at + Duration::from_micros(1)), id, None, (0, 0));
                 })
                 .unwrap()
                 .join()

@@ -163,7 +163,7 @@ mod tests {
             op,
             Duration::from_micros(us),
             None,
-            (0, 0, link),
+            (0, 0, link.forward),
             None,
             None,
         );
