@@ -418,6 +418,7 @@ fn each_preset_writes_exactly_its_artefacts() {
                 "numerics.jsonl",
                 "ops.json",
                 "ops_by_call_site.json",
+                "ops_by_forward_call_site.json",
                 "ops_by_module.json",
                 "ops_by_shapes.json",
                 "report.html",

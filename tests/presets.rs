@@ -158,6 +158,7 @@ fn each_preset_writes_what_it_promises() {
             "numerics.jsonl",
             "ops.json",
             "ops_by_call_site.json",
+            "ops_by_forward_call_site.json",
             "ops_by_module.json",
             "ops_by_shapes.json",
             "report.html",
@@ -166,6 +167,42 @@ fn each_preset_writes_what_it_promises() {
             "trace.json"
         ]
     );
+    // Backward ops linked to their forward ops: nearly all backward time has a forward phase,
+    // and by forward call site the convolutions' backward time is at the model's lines.
+    let ops = json(&out.join("ops.json"));
+    let backward: Vec<&Value> = ops["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|row| row["phase"] == "backward")
+        .collect();
+    let time =
+        |rows: &[&Value]| -> u64 { rows.iter().map(|r| r["total_ns"].as_u64().unwrap()).sum() };
+    let linked: Vec<&Value> = backward
+        .iter()
+        .copied()
+        .filter(|row| {
+            row["forward_phase"]
+                .as_str()
+                .is_some_and(|phase| phase != "-")
+        })
+        .collect();
+    assert!(
+        time(&linked) as f64 >= 0.95 * time(&backward) as f64,
+        "{} of {} ns linked",
+        time(&linked),
+        time(&backward)
+    );
+    let by_site = json(&out.join("ops_by_forward_call_site.json"));
+    let conv_lines: Vec<&str> = by_site["modules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["backward_ns"].as_u64().unwrap() > 0)
+        .filter_map(|m| m["module"].as_str())
+        .filter(|site| site.contains("examples/common/vision.rs:"))
+        .collect();
+    assert!(!conv_lines.is_empty(), "{by_site}");
     // Every op of every step, warm-up included, each with its call site.
     let records = burn_profiled::numerics::file::read(&out).expect("numerics.jsonl reads");
     let steps: std::collections::BTreeSet<u64> = records.iter().map(|r| r.step).collect();

@@ -1,6 +1,7 @@
 //! The formats of `run.json`, `ops.json` and `trace.json` are pinned: the keys and value types
 //! a session writes are the golden files `tests/golden/run_json_v6.txt`,
-//! `{ops,ops_by_call_site,ops_by_module}_json_v6.txt` and `trace_json_v2.txt`. A change that fails this test is a new format version
+//! `{ops,ops_by_call_site,ops_by_module,ops_by_forward_call_site}_json_v6.txt` and
+//! `trace_json_v3.txt`. A change that fails this test is a new format version
 //! (`RUN_FORMAT_VERSION`, `trace::FORMAT_VERSION`), not an edit: readers of the old version
 //! (`burn-profiled diff` on runs of an older burn-profiled, trace tools) rely on them.
 //! `BLESS=1 cargo test --test runs_format` writes them anew (then raise the version).
@@ -102,9 +103,14 @@ fn run_json_and_ops_json_keep_the_format_of_their_version() {
             include_str!("golden/ops_by_module_json_v6.txt"),
         ),
         (
+            "ops_by_forward_call_site.json",
+            "ops_by_forward_call_site_json_v6.txt",
+            include_str!("golden/ops_by_forward_call_site_json_v6.txt"),
+        ),
+        (
             "trace.json",
-            "trace_json_v2.txt",
-            include_str!("golden/trace_json_v2.txt"),
+            "trace_json_v3.txt",
+            include_str!("golden/trace_json_v3.txt"),
         ),
     ] {
         let written = shape_text(&out.path().join(file));

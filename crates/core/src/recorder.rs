@@ -525,11 +525,20 @@ impl RunRecorder {
                 files.push(path);
             }
             if config.stats.forward_links {
-                let file = "ops_by_module.json";
-                println!("{}", snapshot.modules_table(file));
-                let path = self.out_dir.join(file);
-                crate::files::write_atomically(&path, &[snapshot.modules_json().as_bytes()])?;
-                files.push(path);
+                let by_call_site = config
+                    .stats
+                    .call_sites
+                    .then_some((stats::ModuleKey::CallSite, "ops_by_forward_call_site.json"));
+                for (key, file) in [(stats::ModuleKey::Phase, "ops_by_module.json")]
+                    .into_iter()
+                    .chain(by_call_site)
+                {
+                    println!("{}", snapshot.modules_table(key, file));
+                    let path = self.out_dir.join(file);
+                    let json = snapshot.modules_json(key);
+                    crate::files::write_atomically(&path, &[json.as_bytes()])?;
+                    files.push(path);
+                }
             }
             if config.stats.call_sites {
                 for (device, file) in [(false, "stacks.folded"), (true, "stacks_device.folded")] {

@@ -41,8 +41,9 @@ use crate::context::switches::{self, TRACE};
 use crate::context::{clock, device, thread};
 
 /// The version of `trace.json`'s format (`otherData.format_version`): 2 since it follows
-/// Kineto's names (`cpu_op`, `user_annotation`, kernels on their device's process, `ac2g`).
-pub const FORMAT_VERSION: u32 = 2;
+/// Kineto's names (`cpu_op`, `user_annotation`, kernels on their device's process, `ac2g`);
+/// 3 since it has Kineto's `fwdbwd` flows, with forward links.
+pub const FORMAT_VERSION: u32 = 3;
 
 /// How the timeline records.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -43,7 +43,7 @@ mod report;
 pub use memory::{MemoryPeak, StepAllocation, memory_peaks, step_allocations};
 #[doc(hidden)]
 pub use memory::{OpMemory, host_untracked, host_was_untracked, record_memory};
-pub use modules::{ModuleRow, NOT_LINKED};
+pub use modules::{ModuleKey, ModuleRow, NOT_LINKED};
 pub use report::{
     FORMAT_VERSION, GroupBy, PhasePeak, Row, RowRoofline, Snapshot, WorkCoverage, snapshot,
 };

@@ -1,6 +1,6 @@
-//! Time per module: each forward phase (the innermost user range of forward ops) with the
-//! backward and optimizer ops linked to its forward ops ([`lineage`]), as `ops_by_module.json`
-//! and a table.
+//! Time per module: each forward phase (the innermost user range of forward ops), or each
+//! forward call site, with the backward and optimizer ops linked to its forward ops
+//! ([`lineage`]), as `ops_by_module.json` (`ops_by_forward_call_site.json`) and a table.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -9,17 +9,28 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::report::{Snapshot, phase_name};
+use crate::call_sites;
 use crate::context::lineage::{self, Pass};
 use crate::context::phase;
 
 /// The module of backward and optimizer ops linked to no forward op.
 pub const NOT_LINKED: &str = "(not linked)";
 
+/// What the time per module is keyed by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ModuleKey {
+    /// The forward phase: the innermost user range of the forward ops.
+    Phase,
+    /// The forward call site: the innermost function of the user's code the forward op was
+    /// called from (needs [`StatsConfig::call_sites`](super::StatsConfig::call_sites)).
+    CallSite,
+}
+
 /// One module's time: its forward ops', and the backward and optimizer ops' that work for them.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ModuleRow {
-    /// The forward phase (innermost user range of the forward ops, `-` outside any), or
-    /// [`NOT_LINKED`].
+    /// The forward phase (innermost user range of the forward ops, `-` outside any), or the
+    /// forward call site (`-` where the stack has no frame of the user's), or [`NOT_LINKED`].
     pub module: String,
     /// Time of its forward ops, in nanoseconds: device time where it was recorded, else host.
     pub forward_ns: u64,
@@ -38,6 +49,18 @@ impl Snapshot {
     /// phase (recorded with [`StatsConfig::forward_links`](super::StatsConfig::forward_links)).
     /// Device time where it was recorded, host time otherwise.
     pub fn modules(&self) -> Vec<ModuleRow> {
+        self.modules_by(ModuleKey::Phase)
+    }
+
+    /// [`modules`](Self::modules) keyed by `key`: by forward call site, each line of the
+    /// model's code with the backward and optimizer time of the ops it called.
+    pub fn modules_by(&self, by: ModuleKey) -> Vec<ModuleRow> {
+        let module_of = |phase: u32, stack: u32| match by {
+            ModuleKey::Phase => phase::name(phase),
+            ModuleKey::CallSite => {
+                call_sites::call_site(stack).map_or_else(|| "-".to_owned(), |site| site.to_string())
+            }
+        };
         let device = self.has_device_time();
         let mut by_module: HashMap<String, [Duration; 3]> = HashMap::new();
         for (key, aggregate) in &self.rows {
@@ -48,10 +71,11 @@ impl Snapshot {
             };
             let phase = phase_name(key);
             let (module, pass) = match Pass::of_range(&phase) {
-                None => (phase, 0),
+                None if by == ModuleKey::Phase => (phase, 0),
+                None => (module_of(key.phase, key.stack), 0),
                 Some(pass) => {
                     let module = lineage::forward_op(key.forward)
-                        .map_or_else(|| NOT_LINKED.to_owned(), |op| phase::name(op.phase));
+                        .map_or_else(|| NOT_LINKED.to_owned(), |op| module_of(op.phase, op.stack));
                     (module, if pass == Pass::Backward { 1 } else { 2 })
                 }
             };
@@ -83,38 +107,43 @@ impl Snapshot {
         rows
     }
 
-    /// [`modules`](Self::modules) as `ops_by_module.json`'s text.
-    pub fn modules_json(&self) -> String {
+    /// [`modules_by`](Self::modules_by) as `ops_by_module.json`'s text (by phase) or
+    /// `ops_by_forward_call_site.json`'s (by call site).
+    pub fn modules_json(&self, key: ModuleKey) -> String {
         let json = serde_json::json!({
             "format_version": super::FORMAT_VERSION,
             "time": if self.has_device_time() { "device" } else { "host" },
-            "modules": self.modules(),
+            "modules": self.modules_by(key),
         });
         serde_json::to_string_pretty(&json).unwrap_or_default()
     }
 
-    /// [`modules`](Self::modules) as a table, with a title that names `json`.
-    pub fn modules_table(&self, json: &str) -> String {
-        let rows = self.modules();
+    /// [`modules_by`](Self::modules_by) as a table, with a title that names `json`.
+    pub fn modules_table(&self, key: ModuleKey, json: &str) -> String {
+        let rows = self.modules_by(key);
+        let (what, column) = match key {
+            ModuleKey::Phase => ("module", "Module"),
+            ModuleKey::CallSite => ("forward call site", "Forward Call Site"),
+        };
         let width = rows
             .iter()
             .map(|row| row.module.len())
             .max()
             .unwrap_or(0)
-            .max("Module".len());
+            .max(column.len());
         let time = if self.has_device_time() {
             "device"
         } else {
             "host"
         };
         let mut out = format!(
-            "Time per module ({time} time; backward and optimizer ops by the forward op they \
+            "Time per {what} ({time} time; backward and optimizer ops by the forward op they \
              work for; {json}):\n"
         );
         let _ = writeln!(
             out,
             "{:<width$}  {:>12}  {:>12}  {:>12}  {:>12}  {:>8}",
-            "Module", "Forward", "Backward", "Optimizer", "Total", "Total %"
+            column, "Forward", "Backward", "Optimizer", "Total", "Total %"
         );
         for row in &rows {
             let _ = writeln!(
@@ -190,7 +219,7 @@ mod tests {
         let snapshot = stats::snapshot();
         stats::reset();
         assert_eq!(
-            snapshot.modules_table("ops_by_module.json"),
+            snapshot.modules_table(super::ModuleKey::Phase, "ops_by_module.json"),
             "Time per module (host time; backward and optimizer ops by the forward op they work \
              for; ops_by_module.json):\n\
              Module       Forward      Backward     Optimizer         Total   Total %\n\
@@ -198,7 +227,8 @@ mod tests {
              head        40.000us       0.000us      20.000us      60.000us    13.04%\n"
         );
         let json: serde_json::Value =
-            serde_json::from_str(&snapshot.modules_json()).expect("ops_by_module.json is JSON");
+            serde_json::from_str(&snapshot.modules_json(super::ModuleKey::Phase))
+                .expect("ops_by_module.json is JSON");
         assert_eq!(
             json,
             serde_json::json!({
