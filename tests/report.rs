@@ -60,6 +60,17 @@ fn the_session_writes_the_report_and_the_command_writes_the_same() {
     for chart in ["step-times", "phases", "top-ops", "memory-0"] {
         assert!(written.contains(&format!("<svg id=\"{chart}\"")), "{chart}");
     }
+    // The profile preset links backward ops to forward ones: the time per module is there,
+    // its modules those of the example's ranges.
+    let modules = &written[written
+        .find("<table id=\"modules\">")
+        .expect("a module table")..];
+    for module in ["forward", "attention", "head"] {
+        assert!(
+            modules.contains(&format!("<td class=\"name\">{module}</td>")),
+            "{module}"
+        );
+    }
     assert!(
         !written.contains("-device\"") && !written.contains("<td>device time</td>"),
         "no device time without device time"
@@ -547,4 +558,66 @@ window.addEventListener("load", () => setTimeout(() => {
         dom.contains("data-scripts=\"1\""),
         "only inferno's script in the graph: the hostile frame is text"
     );
+}
+
+/// A run directory with `run.json`, one row of `ops.json` and `modules` as
+/// `ops_by_module.json`'s text.
+fn run_with_modules(modules: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let root = tempfile::tempdir().unwrap();
+    let run = root.path().join("run");
+    std::fs::create_dir_all(&run).unwrap();
+    let run_json = json!({"format_version": 6, "backend": "ndarray", "measured_steps": 2,
+        "step_seconds": [0.01, 0.01]});
+    let ops_json = json!({"format_version": 6, "rows": [
+        {"op": "conv2d", "phase": "conv", "calls": 2, "total_ns": 4000}
+    ]});
+    std::fs::write(run.join("run.json"), run_json.to_string()).unwrap();
+    std::fs::write(run.join("ops.json"), ops_json.to_string()).unwrap();
+    std::fs::write(run.join("ops_by_module.json"), modules).unwrap();
+    (root, run)
+}
+
+#[test]
+fn with_forward_links_the_report_has_the_time_per_module_per_step_escaped() {
+    let modules = json!({"format_version": 6, "time": "host", "modules": [
+        {"module": "<b>conv</b>", "forward_ns": 4000, "backward_ns": 12000, "optimizer_ns": 2000,
+         "total_ns": 18000, "total_percent": 100.0}
+    ]});
+    let (_root, run) = run_with_modules(&modules.to_string());
+    let output = report(&[run.as_os_str()]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let html = std::fs::read_to_string(run.join("report.html")).unwrap();
+    let table = &html[html
+        .find("<table id=\"modules\">")
+        .expect("the module table")..];
+    let table = &table[..table.find("</table>").unwrap()];
+    assert!(
+        table.contains(
+            "<tr><td class=\"name\">&lt;b&gt;conv&lt;/b&gt;</td><td data-v=\"4000\">2.0 us</td>\
+             <td data-v=\"12000\">6.0 us</td><td data-v=\"2000\">1.0 us</td>\
+             <td data-v=\"18000\">9.0 us</td></tr>"
+        ),
+        "{table}"
+    );
+    assert!(html.contains("(host time per measured step)"));
+}
+
+#[test]
+fn a_malformed_ops_by_module_json_exits_2_naming_it() {
+    let (_root, run) = run_with_modules("{\"format_version\": 6, \"modules\": 3}");
+    let output = report(&[run.as_os_str()]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.starts_with(&format!(
+            "burn-profiled report: {}: not a burn-profiled ops_by_module.json: ",
+            run.join("ops_by_module.json").display()
+        )),
+        "{stderr}"
+    );
+    assert!(!run.join("report.html").exists());
 }

@@ -55,6 +55,33 @@ pub struct Run {
     pub stacks: Option<String>,
     /// Device time per call stack, folded (`stacks_device.folded`), when recorded.
     pub stacks_device: Option<String>,
+    /// The time per module (`ops_by_module.json`, with `[stats] forward_links`).
+    pub modules: Option<Modules>,
+}
+
+/// `ops_by_module.json`: each forward phase's time with the backward and optimizer ops linked
+/// to it.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct Modules {
+    /// Whose time it is: `device` or `host`.
+    pub time: String,
+    /// The modules, most time first.
+    pub modules: Vec<ModuleTime>,
+}
+
+/// One module of [`Modules`], in nanoseconds over the run's measured steps.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct ModuleTime {
+    /// The forward phase, or `(not linked)`.
+    pub module: String,
+    /// Its forward ops' time.
+    pub forward_ns: u64,
+    /// The backward ops' linked to them.
+    pub backward_ns: u64,
+    /// The optimizer ops' linked to them.
+    pub optimizer_ns: u64,
+    /// The three together.
+    pub total_ns: u64,
 }
 
 /// One row of `ops.json`.
@@ -282,7 +309,15 @@ impl Run {
                 .map(Some)
                 .map_err(|source| RunError::Read { path, source })
         };
+        let modules = match regular_file(dir, "ops_by_module.json")? {
+            true => Some(read_versioned::<Modules>(
+                &dir.join("ops_by_module.json"),
+                "ops_by_module.json",
+            )?),
+            false => None,
+        };
         Ok(Run {
+            modules,
             stacks: folded("stacks.folded")?,
             stacks_device: folded("stacks_device.folded")?,
             dir: dir.to_owned(),

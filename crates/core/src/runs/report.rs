@@ -329,6 +329,7 @@ pub fn html(run: &Run) -> String {
                 time_text
             )
         );
+        page.push_str(&modules_section(run));
         page.push_str(&roofline_section(&run.ops, &run.work));
         page.push_str(&flame_graph_section(run));
         page.push_str(&op_table(&run.ops));
@@ -405,6 +406,44 @@ pub fn html(run: &Run) -> String {
 /// The flame graphs of the run's call stacks (`[stats] call_sites`): host time, and device
 /// time where the run has it, each drawn by inferno as an SVG of its own (hover names a frame,
 /// click zooms into it) in a frame of the page.
+/// The time per module (`ops_by_module.json`) per measured step, as a table; nothing without
+/// the file.
+fn modules_section(run: &Run) -> String {
+    let Some(modules) = run.modules.as_ref().filter(|m| !m.modules.is_empty()) else {
+        return String::new();
+    };
+    let steps = run.measured_steps.max(1) as f64;
+    let mut out = format!(
+        "<h2>Time per module</h2><p>each forward phase's ops, with the backward and optimizer \
+         ops linked to them ({} time per measured step)</p><table id=\"modules\"><thead><tr>\
+         <th class=\"name\">module</th><th>forward</th><th>backward</th><th>optimizer</th>\
+         <th>total</th></tr></thead><tbody>",
+        escape(&modules.time)
+    );
+    for module in &modules.modules {
+        let _ = write!(
+            out,
+            "<tr><td class=\"name\">{}</td>",
+            escape(&module.module)
+        );
+        for ns in [
+            module.forward_ns,
+            module.backward_ns,
+            module.optimizer_ns,
+            module.total_ns,
+        ] {
+            let _ = write!(
+                out,
+                "<td data-v=\"{ns}\">{}</td>",
+                time_text(ns as f64 / steps)
+            );
+        }
+        out.push_str("</tr>");
+    }
+    out.push_str("</tbody></table>");
+    out
+}
+
 fn flame_graph_section(run: &Run) -> String {
     let graphs = [
         ("flamegraph", "Host time", run.stacks.as_deref()),

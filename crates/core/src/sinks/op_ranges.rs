@@ -26,22 +26,7 @@ mod imp {
 
     #[doc(hidden)]
     pub fn push_op(op: &Op) {
-        let domain = domain();
-        let attributes = EventAttributes {
-            version: sys::NVTX_VERSION as u16,
-            size: sys::NVTX_EVENT_ATTRIBUTES_SIZE as u16,
-            category: 0,
-            colorType: sys::ColorType::NVTX_COLOR_UNKNOWN.into(),
-            color: 0,
-            payloadType: sys::PayloadType::NVTX_PAYLOAD_UNKNOWN.into(),
-            reserved0: 0,
-            payload: sys::PayloadValue { ullValue: 0 },
-            messageType: sys::MessageType::NVTX_MESSAGE_TYPE_REGISTERED.into(),
-            message: sys::MessageValue {
-                registered: registered(op).into(),
-            },
-        };
-        sys::domain_range_push_ex(domain, &attributes);
+        push(op, sys::PayloadType::NVTX_PAYLOAD_UNKNOWN, 0);
     }
 
     /// [`push_op`] with a `u64` payload (NVTX's `NVTX_PAYLOAD_TYPE_UNSIGNED_INT64`): the forward
@@ -49,14 +34,23 @@ mod imp {
     /// ranges to their forward ops.
     #[doc(hidden)]
     pub fn push_op_with_payload(op: &Op, payload: u64) {
-        let domain = domain();
+        push(
+            op,
+            sys::PayloadType::NVTX_PAYLOAD_TYPE_UNSIGNED_INT64,
+            payload,
+        );
+    }
+
+    /// Pushes `op`'s range, its registered name the message.
+    #[inline(always)]
+    fn push(op: &Op, payload_type: sys::PayloadType, payload: u64) {
         let attributes = EventAttributes {
             version: sys::NVTX_VERSION as u16,
             size: sys::NVTX_EVENT_ATTRIBUTES_SIZE as u16,
             category: 0,
             colorType: sys::ColorType::NVTX_COLOR_UNKNOWN.into(),
             color: 0,
-            payloadType: sys::PayloadType::NVTX_PAYLOAD_TYPE_UNSIGNED_INT64.into(),
+            payloadType: payload_type.into(),
             reserved0: 0,
             payload: sys::PayloadValue { ullValue: payload },
             messageType: sys::MessageType::NVTX_MESSAGE_TYPE_REGISTERED.into(),
@@ -64,7 +58,7 @@ mod imp {
                 registered: registered(op).into(),
             },
         };
-        sys::domain_range_push_ex(domain, &attributes);
+        sys::domain_range_push_ex(domain(), &attributes);
     }
 
     #[doc(hidden)]
