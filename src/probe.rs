@@ -37,7 +37,7 @@ use crate::context::memory::{self as context_memory, ThreadAllocations};
 use crate::context::switches::{
     self, DEVICE, Flags, LINKS, OBSERVE, QUEUED, RANGES, SHAPES, STATS, SYNC, TRACE,
 };
-use crate::context::{attached, clock, phase};
+use crate::context::{attached, clock, live_allocations, phase};
 use crate::sinks::observers::{self, Observers};
 use crate::sinks::{device_time, op_ranges, stats, trace};
 use crate::tensor_identity::Identities;
@@ -370,6 +370,9 @@ struct ActiveOp<B: Backend> {
     device_id: u32,
     /// How the op's memory is read, with per-op memory on.
     memory: Option<MemoryAtStart>,
+    /// The maker of this thread's host blocks before the op's, when the op set its own
+    /// (`live_allocations`).
+    maker_before: Option<u32>,
 }
 
 /// An op's memory at its start, read where its allocations are made.
@@ -708,6 +711,9 @@ fn start<B: Backend>(
         // outside what its observers do).
         device_time::tag_launches(id);
     }
+    // Last: the blocks made from here until the op returns are the op's.
+    let maker_before = (memory_per_op && live_allocations::tracing())
+        .then(|| live_allocations::set_maker(stats::maker(op, phase, stack, shapes.as_deref())));
     ActiveOp {
         op,
         flags,
@@ -726,6 +732,7 @@ fn start<B: Backend>(
         instance,
         device_id,
         memory,
+        maker_before,
     }
 }
 
@@ -780,6 +787,9 @@ impl<B: Backend> Drop for OpGuard<B> {
 
 #[inline(never)]
 fn finish<B: Backend>(mut active: ActiveOp<B>) {
+    if let Some(before) = active.maker_before {
+        live_allocations::set_maker(before);
+    }
     sync::<B>(active.device.as_ref());
     let (queued_memory, memory) = match active.memory.take() {
         None => (None, None),

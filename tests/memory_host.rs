@@ -149,12 +149,80 @@ fn a_loop_that_keeps_a_tensor_per_step_is_warned_with_its_growth_per_step() {
         "{warning}"
     );
     assert!(warning.contains(", rising in 17 of 17 steps)"), "{warning}");
-    // What float_zeros allocated and did not free (a 32-byte temporary), per step.
+    // The kept tensors' data, made by float_zeros in each step looked at (the measured steps
+    // but the last, whose outputs any loop may still hold).
     assert!(
-        warning.contains(
-            "; ops that kept most of what they allocated, per step: float_zeros 976.60 KiB"
+        warning.ends_with(
+            "; made in one step and still alive at the end: 976.56 KiB/step by float_zeros (in \
+             17 of 17 steps)"
         ),
         "{warning}"
+    );
+    assert_eq!(memory.kept_alive.len(), 1, "{:?}", memory.kept_alive);
+}
+
+#[test]
+fn the_growth_warning_names_the_op_call_site_phase_and_shapes_whose_outputs_stay() {
+    let _serial = serial();
+    let mut config = RuntimeConfig::default();
+    config.stopwatch.warmup_iters = 2;
+    config.stats.enabled = true;
+    config.stats.by_shapes = true;
+    config.stats.call_sites = true;
+    config.memory.per_step = true;
+    config.memory.per_op = true;
+    let device = Default::default();
+    let out = tempfile::tempdir().unwrap();
+    let mut session = Session::start::<B>(config, &device, out.path());
+    let weights = Tensor::<B, 2>::ones([64, 1024], &device);
+    let mut kept = Vec::new();
+    for _ in 0..12 {
+        let x = nvtx::scope("forward", || Tensor::<B, 2>::ones([32, 64], &device));
+        // Larger temporaries than the leak, made and dropped each step.
+        let _ = nvtx::scope("forward", || {
+            x.clone().exp().matmul(weights.clone()).exp().sum()
+        })
+        .into_scalar();
+        // The leak: one matmul's output a step (128 KiB), kept.
+        let head = nvtx::scope("head", || x.matmul(weights.clone()));
+        kept.push(head);
+        session.finish_iter().unwrap();
+    }
+    let summary = session.finish().unwrap();
+    let memory = summary.memory.expect("per-step memory was on");
+    let warnings = memory.growth_warnings(summary.measured_steps);
+    drop(kept);
+    stats::reset();
+    let warning = warnings
+        .iter()
+        .find(|warning| warning.contains(" per step on host "))
+        .unwrap_or_else(|| panic!("the host's memory grows: {warnings:?}"));
+    let site = format!(
+        "the_growth_warning_names_the_op_call_site_phase_and_shapes_whose_outputs_stay::\
+         {{{{closure}}}} (tests/memory_host.rs:{})",
+        line!() - 16
+    );
+    assert!(
+        warning.ends_with(&format!(
+            "; made in one step and still alive at the end: 128.00 KiB/step by float_matmul at \
+             {site} in `head` from [[32, 64], [64, 1024]] (in 9 of 9 steps)"
+        )),
+        "{warning}"
+    );
+    let run: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.path().join("run.json")).unwrap()).unwrap();
+    assert_eq!(
+        run["memory"]["kept_alive"],
+        serde_json::json!([{
+            "memory": "host",
+            "op": "float_matmul",
+            "phase": "head",
+            "call_site": site,
+            "input_shapes": "[[32, 64], [64, 1024]]",
+            "bytes_per_step": 131072,
+            "made_in_steps": 9,
+            "of_steps": 9,
+        }])
     );
 }
 

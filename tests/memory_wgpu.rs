@@ -125,7 +125,7 @@ fn a_tensor_kept_per_step_on_the_device_is_warned_with_its_size_per_step() {
     );
     assert!(
         warning.ends_with(
-            "; set `[memory] per_op = true` (with `[stats] enabled`) to see which ops allocate it"
+            "; set `[memory] per_op = true` (with `[stats] enabled`) to see which ops keep it"
         ),
         "{warning}"
     );

@@ -14,13 +14,14 @@ use std::path::{Path, PathBuf};
 /// Folders whose children are nodes of their own.
 const LAYER_FOLDERS: [&str; 2] = ["context", "sinks"];
 
-const CONTEXT: [&str; 12] = [
+const CONTEXT: [&str; 13] = [
     "context::attached",
     "context::clock",
     "context::device",
     "context::kernel",
     "context::launch",
     "context::lineage",
+    "context::live_allocations",
     "context::memory",
     "context::op",
     "context::phase",

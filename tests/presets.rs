@@ -373,6 +373,38 @@ fn the_leak_option_shows_the_growth_warning() {
 }
 
 #[test]
+fn the_leak_option_under_debug_names_the_op_and_call_site_that_keep_the_tensors() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("leak");
+    let output = run(&["--steps", "10", "--preset", "debug", "--leak"], &out);
+    assert!(output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let warning = stderr
+        .lines()
+        .find(|line| line.contains(" per step on host over 7 measured steps"))
+        .unwrap_or_else(|| panic!("a growth warning for the host: {stderr}"));
+    // The example keeps a 256x1024 f32 tensor of zeros a step, made outside any user range.
+    let source = std::fs::read_to_string("examples/train.rs").unwrap();
+    let line = 1
+        + (source.lines())
+            .position(|line| line.contains("leaked.push(Tensor::<B, 2>::zeros("))
+            .expect("the example's leak");
+    let site = format!("train (examples/train.rs:{line})");
+    assert!(
+        warning.contains(&format!(
+            "; made in one step and still alive at the end: 1.00 MiB/step by float_zeros at \
+             {site} (in 6 of 6 steps)"
+        )),
+        "{warning}"
+    );
+    let run_json = json(&out.join("run.json"));
+    let kept = &run_json["memory"]["kept_alive"][0];
+    assert_eq!(kept["op"], "float_zeros");
+    assert_eq!(kept["call_site"], site.as_str());
+    assert_eq!(kept["bytes_per_step"], 1 << 20);
+}
+
+#[test]
 fn a_bad_configuration_file_names_the_key_and_line() {
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("run.toml");

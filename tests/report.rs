@@ -621,3 +621,33 @@ fn a_malformed_ops_by_module_json_exits_2_naming_it() {
     );
     assert!(!run.join("report.html").exists());
 }
+
+#[test]
+fn the_report_lists_what_stays_alive_escaped() {
+    let root = tempfile::tempdir().unwrap();
+    let run = root.path().join("run");
+    std::fs::create_dir_all(&run).unwrap();
+    let run_json = json!({"format_version": 7, "backend": "ndarray", "measured_steps": 3,
+        "step_seconds": [0.01, 0.01, 0.01],
+        "memory": {"steps": [1, 2, 3], "host": {"rss_bytes": [1, 2, 3], "peak_rss_bytes": 3},
+            "devices": [], "growth": [],
+            "kept_alive": [{"memory": "host", "op": "float_zeros", "phase": "<i>head</i>",
+                "call_site": "train (examples/train.rs:186)", "input_shapes": null,
+                "bytes_per_step": 1048576, "made_in_steps": 2, "of_steps": 2}]}});
+    std::fs::write(run.join("run.json"), run_json.to_string()).unwrap();
+    let output = report(&[run.as_os_str()]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let html = std::fs::read_to_string(run.join("report.html")).unwrap();
+    assert!(
+        html.contains(
+            "<tr><td>host</td><td class=\"name\">float_zeros</td><td>&lt;i&gt;head&lt;/i&gt;</td>\
+             <td>train (examples/train.rs:186)</td><td>-</td><td data-v=\"1048576\">1.00 MiB</td>\
+             <td>2 of 2</td></tr>"
+        ),
+        "{html}"
+    );
+}

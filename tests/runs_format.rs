@@ -1,6 +1,6 @@
 //! The formats of `run.json`, `ops.json` and `trace.json` are pinned: the keys and value types
-//! a session writes are the golden files `tests/golden/run_json_v6.txt`,
-//! `{ops,ops_by_call_site,ops_by_module,ops_by_forward_call_site}_json_v6.txt` and
+//! a session writes are the golden files `tests/golden/run_json_v7.txt`,
+//! `{ops,ops_by_call_site,ops_by_module,ops_by_forward_call_site}_json_v7.txt` and
 //! `trace_json_v3.txt`. A change that fails this test is a new format version
 //! (`RUN_FORMAT_VERSION`, `trace::FORMAT_VERSION`), not an edit: readers of the old version
 //! (`burn-profiled diff` on runs of an older burn-profiled, trace tools) rely on them.
@@ -11,8 +11,13 @@ use std::collections::BTreeSet;
 use burn::backend::{Autodiff, NdArray};
 use burn::tensor::Tensor;
 use burn_profiled::config::RuntimeConfig;
+use burn_profiled::memory::TrackingAllocator;
 use burn_profiled::{Profiled, RUN_FORMAT_VERSION, Session};
 use serde_json::Value;
+
+/// Host memory counted, and the blocks ops keep alive traced (`memory.kept_alive`).
+#[global_allocator]
+static ALLOCATOR: TrackingAllocator = TrackingAllocator::system();
 
 type B = Autodiff<Profiled<NdArray>>;
 
@@ -73,7 +78,9 @@ fn run_json_and_ops_json_keep_the_format_of_their_version() {
     let device = Default::default();
     let out = tempfile::tempdir().unwrap();
     let mut session = Session::start::<B>(config, &device, out.path());
+    let mut kept = Vec::new();
     for _ in 0..6 {
+        kept.push(Tensor::<B, 1>::zeros([1024], &device));
         let x = Tensor::<B, 2>::ones([4, 4], &device).require_grad();
         let loss = burn_profiled::nvtx::scope("forward", || x.clone().matmul(x).exp().sum());
         let _ = loss.clone().into_scalar();
@@ -84,28 +91,28 @@ fn run_json_and_ops_json_keep_the_format_of_their_version() {
     for (file, golden_file, golden) in [
         (
             "run.json",
-            "run_json_v6.txt",
-            include_str!("golden/run_json_v6.txt"),
+            "run_json_v7.txt",
+            include_str!("golden/run_json_v7.txt"),
         ),
         (
             "ops.json",
-            "ops_json_v6.txt",
-            include_str!("golden/ops_json_v6.txt"),
+            "ops_json_v7.txt",
+            include_str!("golden/ops_json_v7.txt"),
         ),
         (
             "ops_by_call_site.json",
-            "ops_by_call_site_json_v6.txt",
-            include_str!("golden/ops_by_call_site_json_v6.txt"),
+            "ops_by_call_site_json_v7.txt",
+            include_str!("golden/ops_by_call_site_json_v7.txt"),
         ),
         (
             "ops_by_module.json",
-            "ops_by_module_json_v6.txt",
-            include_str!("golden/ops_by_module_json_v6.txt"),
+            "ops_by_module_json_v7.txt",
+            include_str!("golden/ops_by_module_json_v7.txt"),
         ),
         (
             "ops_by_forward_call_site.json",
-            "ops_by_forward_call_site_json_v6.txt",
-            include_str!("golden/ops_by_forward_call_site_json_v6.txt"),
+            "ops_by_forward_call_site_json_v7.txt",
+            include_str!("golden/ops_by_forward_call_site_json_v7.txt"),
         ),
         (
             "trace.json",

@@ -8,10 +8,13 @@
 //! | [`attached`] | the launch threads that ops outside a step queue their ranges on |
 //!
 //! The rest is the core's (`burn_profiled_core::context`); what the probe reads of it (`op`,
-//! `switches`, `clock`, `phase`, `memory`) is re-exported here, so the op path reads
+//! `switches`, `clock`, `phase`, `memory`,
+//! `live_allocations`) is re-exported here, so the op path reads
 //! `crate::context::*` in both crates.
 
-pub(crate) use burn_profiled_core::context::{clock, memory, op, phase, switches};
+pub(crate) use burn_profiled_core::context::{
+    clock, live_allocations, memory, op, phase, switches,
+};
 
 pub(crate) mod attached;
 pub(crate) mod device;

@@ -5,6 +5,7 @@
 //! cargo run --release -p burn-profiled-022 --example train_022 -- [--steps N] [--batch N] [--out DIR] [--preset train|eval|profile|debug] [--config FILE]
 //! BURN_PROFILED=profile cargo run --release -p burn-profiled-022 --example train_022
 //! cargo run --release -p burn-profiled-022 --example train_022 -- --no-session --loss-bits   # Burn alone, losses as bits
+//! cargo run --release -p burn-profiled-022 --example train_022 -- --preset debug --leak     # the growth warning, with the op
 //! nsys profile --trace=nvtx,cuda cargo run --release -p burn-profiled-022 --features cuda --example train_022
 //! ```
 //!
@@ -53,6 +54,10 @@ struct Args {
     /// Print every step's loss as its f32 bits (`losses <hex>...`), to compare runs exactly.
     #[arg(long)]
     loss_bits: bool,
+    /// Keep a 1 MiB tensor per step to the end of the run: with per-step memory (eval, profile,
+    /// debug) the growth warning fires, and with per-op memory (debug) it names the op.
+    #[arg(long)]
+    leak: bool,
 }
 
 fn runtime_config(args: &Args) -> RuntimeConfig {
@@ -75,8 +80,10 @@ fn train(args: Args) -> std::io::Result<()> {
         out,
         no_session,
         loss_bits,
+        leak,
         ..
     } = args;
+    let mut leaked = Vec::new();
     nvtx::name_current_thread("training");
     let device = Device::default().autodiff();
     device.seed(0);
@@ -138,6 +145,12 @@ fn train(args: Args) -> std::io::Result<()> {
             session.record_loss(&loss);
         }
         losses.push(loss.into_scalar::<f32>());
+        if leak {
+            // Kept to the end of the run: the memory grows by 1 MiB per step.
+            leaked.push(nvtx::scope("leak", || {
+                Tensor::<2>::zeros([256, 1024], &device)
+            }));
+        }
         // Past a memory limit the session says why on stderr, and the run ends with code 3.
         if let Some(session) = &mut session
             && session.finish_iter().is_err()
@@ -163,6 +176,7 @@ fn train(args: Args) -> std::io::Result<()> {
     for file in &summary.files {
         println!("wrote {}", file.display());
     }
+    drop(leaked);
     if summary.stopped_by.is_some() {
         std::process::exit(3);
     }

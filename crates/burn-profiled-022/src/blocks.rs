@@ -14,6 +14,7 @@ use burn_profiled_core::context::op::Op;
 use burn_profiled_core::context::switches::{self, DEVICE, Flags, RANGES, SHAPES, STATS, TRACE};
 use burn_profiled_core::context::{clock, phase};
 use burn_profiled_core::device_time;
+use burn_profiled_core::memory::LiveBlock;
 use burn_profiled_core::op_names;
 use burn_profiled_core::shape::Shape;
 use burn_profiled_core::sinks::stats::OpMemory;
@@ -138,13 +139,13 @@ impl BlockRecorder {
         )
     }
 
-    /// The bytes of the device's tensors alive now by the block that made them, most first,
-    /// with `[memory] per_op`.
-    pub(crate) fn kept_by_maker(&self) -> Vec<(&'static str, u64)> {
+    /// The device's tensors alive now that named blocks made, each with the block's maker and
+    /// step, with `[memory] per_op`.
+    pub(crate) fn live_blocks(&self) -> Vec<LiveBlock> {
         self.memory.as_ref().map_or_else(Vec::new, |(live, _)| {
             live.lock()
                 .unwrap_or_else(PoisonError::into_inner)
-                .kept_by_maker()
+                .live_blocks()
         })
     }
 
@@ -186,7 +187,7 @@ impl FusionObserver for BlockRecorder {
     fn block_starts(&self, block: BlockOperations<'_>) {
         // Also with everything off: the block's ops are done with their phases, and their
         // tensors are live or freed.
-        let phase = phases::of_block(block.iter());
+        let (phase, registered_in) = phases::of_block(block.iter());
         let flags = switches::all();
         let named = flags & (RANGES | STATS | TRACE | DEVICE) != 0;
         let op = named.then(|| {
@@ -198,9 +199,10 @@ impl FusionObserver for BlockRecorder {
             Op::named(&block_name(&names))
         });
         let memory = self.memory.as_ref().map(|(live, _)| {
-            live.lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .apply(block.iter(), op.map(Op::name))
+            live.lock().unwrap_or_else(PoisonError::into_inner).apply(
+                block.iter(),
+                op.map(|op| (stats::maker(op, phase, 0, None), registered_in)),
+            )
         });
         let Some(op) = op else {
             return;

@@ -11,16 +11,23 @@
 use std::collections::HashMap;
 
 use burn_ir::{OperationIr, TensorId, TensorIr, TensorStatus};
+use burn_profiled_core::context::memory as context_memory;
+use burn_profiled_core::memory::LiveBlock;
 use burn_profiled_core::sinks::stats::OpMemory;
+
+/// A live tensor: its bytes, and the maker (`stats::maker`) and step of the block that made
+/// it, when blocks were named (statistics or a timeline on).
+#[derive(Clone, Copy)]
+struct Made {
+    bytes: u64,
+    by: Option<(u32, u32)>,
+}
 
 /// The tensors alive on one device, by id, with their bytes and the block that made them.
 #[derive(Default)]
 pub(crate) struct LiveTensors {
-    bytes: HashMap<TensorId, (u64, Option<&'static str>)>,
+    bytes: HashMap<TensorId, Made>,
     live: u64,
-    /// The bytes alive now by the block that made them (those made while blocks were named:
-    /// statistics or a timeline on).
-    kept: HashMap<&'static str, u64>,
     /// Tensors whose bytes the IR does not give (sub-byte quantized types): counted as 0.
     sizeless: u64,
 }
@@ -32,12 +39,19 @@ fn bytes_of(tensor: &TensorIr) -> Option<u64> {
 
 impl LiveTensors {
     /// Applies a block's ops in order: what they allocated, what they freed, and the live
-    /// bytes after them. Its outputs are `made_by` its name, when it has one.
+    /// bytes after them. Its outputs are `made_by` its maker (`stats::maker`), when it has one,
+    /// in the step its ops were registered in (else this one).
     pub(crate) fn apply<'a>(
         &mut self,
         ops: impl Iterator<Item = &'a OperationIr>,
-        made_by: Option<&'static str>,
+        made_by: Option<(u32, Option<u32>)>,
     ) -> OpMemory {
+        let by = made_by.map(|(maker, registered_in)| {
+            (
+                maker,
+                registered_in.unwrap_or(context_memory::step() as u32),
+            )
+        });
         let mut call = OpMemory {
             alloc_bytes: 0,
             freed_bytes: 0,
@@ -53,13 +67,10 @@ impl LiveTensors {
                     self.sizeless += 1;
                     0
                 });
-                if let Some(before) = self.bytes.insert(output.id, (bytes, made_by)) {
-                    self.forget(before);
+                if let Some(before) = self.bytes.insert(output.id, Made { bytes, by }) {
+                    self.live -= before.bytes;
                 }
                 self.live += bytes;
-                if let Some(name) = made_by {
-                    *self.kept.entry(name).or_default() += bytes;
-                }
                 call.alloc_bytes += bytes;
             }
             for input in op.inputs() {
@@ -74,28 +85,26 @@ impl LiveTensors {
 
     fn free(&mut self, id: TensorId) -> u64 {
         match self.bytes.remove(&id) {
-            Some(tensor) => self.forget(tensor),
+            Some(tensor) => {
+                self.live -= tensor.bytes;
+                tensor.bytes
+            }
             None => 0,
         }
     }
 
-    /// Takes a tensor's bytes off the live ones and off its maker's.
-    fn forget(&mut self, (bytes, made_by): (u64, Option<&'static str>)) -> u64 {
-        self.live -= bytes;
-        if let Some(kept) = made_by.and_then(|name| self.kept.get_mut(name)) {
-            *kept -= bytes;
-        }
-        bytes
-    }
-
-    /// The bytes alive now by the block that made them, most first (none of 0 bytes).
-    pub(crate) fn kept_by_maker(&self) -> Vec<(&'static str, u64)> {
-        let mut kept: Vec<(&'static str, u64)> = (self.kept.iter())
-            .filter(|(_, bytes)| **bytes > 0)
-            .map(|(name, bytes)| (*name, *bytes))
-            .collect();
-        kept.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
-        kept
+    /// The tensors alive now that a named block made, with its maker and step.
+    pub(crate) fn live_blocks(&self) -> Vec<LiveBlock> {
+        (self.bytes.values())
+            .filter_map(|made| {
+                let (maker, step) = made.by?;
+                Some(LiveBlock {
+                    maker,
+                    step,
+                    bytes: made.bytes,
+                })
+            })
+            .collect()
     }
 
     /// The bytes of the tensors alive now.

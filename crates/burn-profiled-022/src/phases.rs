@@ -9,11 +9,12 @@
 //! and a block is in the phase its first op was registered in. Nothing is drained or waited
 //! for.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
 
 use burn_ir::{OperationIr, TensorId};
+use burn_profiled_core::context::memory as context_memory;
 use burn_profiled_core::context::phase;
 use burn_std::stream::StreamId;
 
@@ -22,9 +23,12 @@ use crate::runners::FusionRunner;
 thread_local! {
     /// On the fusion thread: each stream's phase, as its last cursor task set it.
     static STREAM_PHASES: RefCell<HashMap<StreamId, u32>> = RefCell::new(HashMap::new());
-    /// On the fusion thread: the phase each registered op's outputs were made in, until the
-    /// block that runs the op takes it.
-    static OUTPUT_PHASES: RefCell<HashMap<TensorId, u32>> = RefCell::new(HashMap::new());
+    /// On the fusion thread: the phase and the step each registered op's outputs were made
+    /// in, until the block that runs the op takes them.
+    static OUTPUT_PHASES: RefCell<HashMap<TensorId, (u32, u32)>> = RefCell::new(HashMap::new());
+    /// On the fusion thread: the step of the ops registered now, carried like the phases (the
+    /// run's step counter moves on the user's thread, ahead of the registrations queued).
+    static REGISTRATION_STEP: Cell<u32> = const { Cell::new(0) };
 }
 
 /// The cursors of the devices sessions were started on.
@@ -35,7 +39,11 @@ pub(crate) fn follow(handle: FusionRunner) {
     // The user's phase at the start, for the ops this thread registers before it changes.
     let stream = StreamId::current();
     let now = phase::current();
-    handle.submit(move |_| set_stream_phase(stream, now));
+    let step = context_memory::step() as u32;
+    handle.submit(move |_| {
+        set_stream_phase(stream, now);
+        REGISTRATION_STEP.set(step);
+    });
     CURSORS
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
@@ -59,9 +67,23 @@ fn phase_changed(phase: u32) {
     }
 }
 
+/// A step ended, and `step` steps are done: queue it on every followed device, so that the ops
+/// registered after it are of the next step.
+pub(crate) fn step_ended(step: usize) {
+    for handle in CURSORS
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .iter()
+    {
+        handle.submit(move |_| REGISTRATION_STEP.set(step as u32));
+    }
+}
+
 /// On the fusion thread, as `operation` is registered: its outputs are made in the phase of
-/// the stream registering it.
+/// the stream registering it, in the step it was registered in (the block of an op that nothing
+/// reads may run steps later).
 pub(crate) fn registered(operation: &OperationIr) {
+    let step = REGISTRATION_STEP.get();
     let phase = STREAM_PHASES.with_borrow(|phases| {
         phases
             .get(&StreamId::current())
@@ -70,17 +92,19 @@ pub(crate) fn registered(operation: &OperationIr) {
     });
     OUTPUT_PHASES.with_borrow_mut(|outputs| {
         for output in operation.outputs() {
-            outputs.insert(output.id, phase);
+            outputs.insert(output.id, (phase, step));
         }
     });
 }
 
-/// On the fusion thread, as a block of `operations` starts: the phase its first op with an
-/// output was registered in (0, outside any range, when none has one).
-pub(crate) fn of_block<'a>(operations: impl Iterator<Item = &'a OperationIr>) -> u32 {
+/// On the fusion thread, as a block of `operations` starts: the phase and the step its first
+/// op with an output was registered in (0, outside any range, and no step when none has one).
+pub(crate) fn of_block<'a>(
+    operations: impl Iterator<Item = &'a OperationIr>,
+) -> (u32, Option<u32>) {
     OUTPUT_PHASES.with_borrow_mut(|outputs| {
         if outputs.is_empty() {
-            return 0;
+            return (0, None);
         }
         let mut phase = None;
         for operation in operations {
@@ -90,6 +114,6 @@ pub(crate) fn of_block<'a>(operations: impl Iterator<Item = &'a OperationIr>) ->
                 }
             }
         }
-        phase.unwrap_or_default()
+        phase.map_or((0, None), |(phase, step)| (phase, Some(step)))
     })
 }

@@ -283,7 +283,7 @@ impl Session {
             );
         }
         let device = &self.device;
-        self.recorder.finish_iter(|| {
+        let finished = self.recorder.finish_iter(|| {
             device
                 .memory_pool_usage()
                 .map(|usage| {
@@ -297,7 +297,9 @@ impl Session {
                     )]
                 })
                 .unwrap_or_default()
-        })
+        });
+        crate::phases::step_ended(self.recorder.steps());
+        finished
     }
 
     /// Records the step's loss for `[numerics]`, before [`finish_iter`](Self::finish_iter):
@@ -330,11 +332,9 @@ impl Session {
         self.recorder.sync().sync();
         // From the IR, frees are the `drop` blocks' and the last readers': the growth warning
         // names the blocks whose outputs are still alive instead.
-        let device = device_label(&self.device);
-        let kept = self.blocks.kept_by_maker().into_iter();
-        burn_profiled_core::memory::set_kept_by_op(
-            kept.map(|(op, bytes)| (device.clone(), op.to_owned(), bytes))
-                .collect(),
+        burn_profiled_core::memory::set_live_blocks(
+            &device_label(&self.device),
+            self.blocks.live_blocks(),
         );
         let unsized_tensors = self.blocks.unsized_tensors();
         if unsized_tensors > 0 {

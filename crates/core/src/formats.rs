@@ -17,7 +17,11 @@
 /// - 6: `[stats] forward_links` in `run.json`'s configuration; the `forward_phase` of
 ///   backward and optimizer rows in `ops.json` and `ops_by_call_site.json`;
 ///   `ops_by_module.json`, the time per module.
-pub const RUN_FORMAT_VERSION: u32 = 6;
+/// - 7: `run.json`'s `memory.kept_alive` (with per-op memory, where it can be seen): the ops
+///   whose outputs made in one step are still alive at the run's end (`memory::KeptAlive`).
+///   `ops.json`'s keys are version 6's (its golden file now has a tracking allocator's per-op
+///   host memory, which version 6 wrote too).
+pub const RUN_FORMAT_VERSION: u32 = 7;
 
 /// The oldest version of `run.json` and `ops.json` that [`runs`](crate::runs) reads: each
 /// version since only added keys.

@@ -266,8 +266,8 @@ impl RunRecorder {
             memory_steps: None,
             stopped_by: None,
         };
-        memory::clear_kept_by_op();
         let memory_config = &recorder.config.memory;
+        memory::start_kept_alive(memory_config.per_op);
         if memory_config.per_step || memory_config.per_op {
             memory::install_out_of_memory_context();
         }
@@ -603,6 +603,10 @@ impl RunRecorder {
             self.identity.asynchronous,
         ) {
             eprintln!("{note}");
+        }
+        if config.memory.per_op {
+            let sampled = (self.memory_steps.as_ref()).map_or_else(Vec::new, MemorySteps::steps);
+            memory::finish_kept_alive(&sampled, self.steps);
         }
         let memory = self.memory_steps.as_ref().map(|steps| {
             let run = steps.summary(config.memory.per_op);

@@ -17,6 +17,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use serde::Serialize;
 
+use super::live_allocations;
+
 /// A device's memory at one moment, as its backend's allocator reports it (CubeCL's
 /// `memory_usage`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -64,7 +66,10 @@ pub type MemoryReader = dyn Fn(Option<u64>) -> Option<DeviceMemory> + Send + Syn
 /// ```
 ///
 /// It forwards every call to the allocator it wraps (`System` by default) and adds, per
-/// allocation, two thread-local additions and one relaxed atomic addition.
+/// allocation, two thread-local additions and one relaxed atomic addition. With per-op memory
+/// on, it also keeps the blocks of 256 bytes or more that ops make until they are freed
+/// ([`live_allocations`](super::live_allocations)), so that a growth warning names the ops
+/// whose outputs stay alive.
 #[derive(Debug, Default)]
 pub struct TrackingAllocator<A = System> {
     inner: A,
@@ -112,13 +117,15 @@ fn freed(size: usize) {
 }
 
 // SAFETY: every call is forwarded unchanged to `inner`, a `GlobalAlloc`; the counting around it
-// neither allocates nor touches the memory.
+// does not touch the memory, and what the table of live blocks allocates
+// (`live_allocations`) it does outside its own tracking.
 unsafe impl<A: GlobalAlloc> GlobalAlloc for TrackingAllocator<A> {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         // SAFETY: the caller's contract, forwarded.
         let block = unsafe { self.inner.alloc(layout) };
         if !block.is_null() {
             allocated(layout.size());
+            live_allocations::allocated(block, layout.size(), step);
         }
         block
     }
@@ -128,6 +135,7 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for TrackingAllocator<A> {
         let block = unsafe { self.inner.alloc_zeroed(layout) };
         if !block.is_null() {
             allocated(layout.size());
+            live_allocations::allocated(block, layout.size(), step);
         }
         block
     }
@@ -136,6 +144,7 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for TrackingAllocator<A> {
         // SAFETY: the caller's contract, forwarded.
         unsafe { self.inner.dealloc(block, layout) };
         freed(layout.size());
+        live_allocations::freed(block, layout.size());
     }
 
     unsafe fn realloc(&self, block: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
@@ -144,6 +153,7 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for TrackingAllocator<A> {
         if !moved.is_null() {
             freed(layout.size());
             allocated(new_size);
+            live_allocations::moved((block, layout.size()), (moved, new_size), step);
         }
         moved
     }

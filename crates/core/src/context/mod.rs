@@ -14,6 +14,7 @@
 //! | [`lineage`] | which forward op each backward and optimizer op works for, from the tensors they share |
 //! | [`kernel`] | a kernel's launch configuration and launch call, for device time and the timeline |
 //! | [`memory`] | device memory readings, the tracking allocator's host counts, the step |
+//! | [`live_allocations`] | the host blocks ops made that are still alive, by the op that made them |
 //!
 //! An edition adds what is its own (Burn 0.21's: launch threads, where a backend launches its
 //! kernels).
@@ -22,6 +23,7 @@ pub mod clock;
 pub mod device;
 pub mod kernel;
 pub mod lineage;
+pub mod live_allocations;
 pub mod memory;
 pub mod op;
 pub mod phase;

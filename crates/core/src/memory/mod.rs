@@ -21,12 +21,17 @@
 mod growth;
 mod oom;
 
+use std::sync::{Mutex, PoisonError};
+
 use serde::Serialize;
 
+#[doc(hidden)]
+pub use crate::context::live_allocations::LiveBlock;
 pub use crate::context::memory::{DeviceMemory, TrackingAllocator};
-pub use crate::sinks::stats::{MemoryPeak, PhasePeak, StepAllocation};
+pub use crate::sinks::stats::{KeptAlive, MemoryPeak, PhasePeak, StepAllocation};
 pub use growth::Growth;
 
+use crate::context::live_allocations;
 use crate::context::memory as context_memory;
 use crate::sinks::stats::{self, bytes_text};
 use crate::sinks::trace;
@@ -34,36 +39,65 @@ use crate::sinks::trace;
 #[doc(hidden)]
 pub use oom::{install_out_of_memory_context, limit_text, remember};
 
-/// What an edition knows of the bytes still alive at the run's end by the op that made them
-/// (`(device, op, bytes)`), for the growth warning; `None`: the op table's net allocations.
-static KEPT_BY_OP: std::sync::Mutex<Option<Vec<(String, String, u64)>>> =
-    std::sync::Mutex::new(None);
+/// The blocks still alive that editions handed over, by memory, and what they keep alive
+/// once the run is finished: for the memories traced (the host's blocks, with a tracking
+/// allocator; Burn 0.22's tensors, from the IR).
+static KEPT_ALIVE: Mutex<Traced> = Mutex::new(Traced {
+    live: Vec::new(),
+    memories: Vec::new(),
+    kept: Vec::new(),
+});
 
-/// Hands the growth warning the bytes still alive at the run's end by the op that made them
-/// (`(device, op, bytes)`, most first): for an edition whose frees land on other ops than the
-/// allocations (Burn 0.22: `drop` blocks), so that the warning names the ops whose outputs
-/// stay, not the largest outputs. A session's start clears it.
-pub fn set_kept_by_op(kept: Vec<(String, String, u64)>) {
-    let mut slot = KEPT_BY_OP
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    *slot = Some(kept);
+#[derive(Debug, Clone, Default)]
+struct Traced {
+    live: Vec<(String, Vec<LiveBlock>)>,
+    memories: Vec<String>,
+    kept: Vec<KeptAlive>,
 }
 
-/// Forgets what [`set_kept_by_op`] handed over (a session starts).
+fn traced() -> std::sync::MutexGuard<'static, Traced> {
+    KEPT_ALIVE.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Hands over the tensors of `memory` alive at the run's end, each with the maker
+/// ([`stats::maker`]) and the step that made it: for an edition that sees tensors made and
+/// freed (Burn 0.22: from the IR), so that the growth warning names the ops whose outputs stay,
+/// not the largest outputs.
 #[doc(hidden)]
-pub fn clear_kept_by_op() {
-    let mut slot = KEPT_BY_OP
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    *slot = None;
+pub fn set_live_blocks(memory: &str, blocks: Vec<LiveBlock>) {
+    let mut traced = traced();
+    traced.live.retain(|(traced, _)| traced != memory);
+    traced.live.push((memory.to_owned(), blocks));
 }
 
-fn kept_by_op() -> Option<Vec<(String, String, u64)>> {
-    let slot = KEPT_BY_OP
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    slot.clone()
+/// Forgets what was handed over, and starts the host's table when `host` (per-op memory on:
+/// [`live_allocations`]).
+#[doc(hidden)]
+pub fn start_kept_alive(host: bool) {
+    *traced() = Traced::default();
+    if host {
+        live_allocations::start();
+    }
+}
+
+/// Ends the host's table and finds, in it (when a [`TrackingAllocator`] filled it) and in what
+/// editions handed over, what the ops' outputs made in the `measured` steps (of `steps_done`)
+/// keep alive.
+#[doc(hidden)]
+pub fn finish_kept_alive(measured: &[usize], steps_done: usize) {
+    let host = live_allocations::tracing().then(live_allocations::stop);
+    let mut traced = traced();
+    if let Some(blocks) = host
+        && context_memory::host_in_use().is_some()
+    {
+        traced.live.push(("host".to_owned(), blocks));
+    }
+    let live = std::mem::take(&mut traced.live);
+    for (memory, blocks) in live {
+        let kept = stats::kept_alive(&memory, &blocks, measured, steps_done);
+        traced.memories.push(memory);
+        traced.kept.extend(kept);
+    }
 }
 
 /// Memory at the end of one measured step.
@@ -133,6 +167,14 @@ pub struct MemoryRun {
     /// With per-op memory: whether host allocations were tracked (a tracking allocator).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub host_allocations_tracked: Option<bool>,
+    /// With per-op memory, where it can be seen (the host's blocks with a tracking allocator;
+    /// Burn 0.22's tensors): the ops whose outputs, made in one step, are still alive at the
+    /// run's end, most first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub kept_alive: Vec<KeptAlive>,
+    /// The memories whose `kept_alive` was traced.
+    #[serde(skip)]
+    pub kept_alive_traced: Vec<String>,
 }
 
 impl MemorySteps {
@@ -159,6 +201,12 @@ impl MemorySteps {
             );
         }
         self.samples.push(sample);
+    }
+
+    /// The steps sampled.
+    #[doc(hidden)]
+    pub fn steps(&self) -> Vec<usize> {
+        self.samples.iter().map(|s| s.step).collect()
     }
 
     /// Steps sampled.
@@ -215,6 +263,10 @@ impl MemorySteps {
             None => growth.extend(growth::detect("host RSS", &rss, growth::HOST_FLOOR)),
         }
         let snapshot = per_op.then(stats::snapshot);
+        let traced = match per_op {
+            true => traced().clone(),
+            false => Traced::default(),
+        };
         MemoryRun {
             steps,
             host: HostSeries {
@@ -234,6 +286,8 @@ impl MemorySteps {
                 .map(stats::Snapshot::phase_peaks)
                 .unwrap_or_default(),
             host_allocations_tracked: per_op.then(|| !stats::host_was_untracked()),
+            kept_alive: traced.kept,
+            kept_alive_traced: traced.memories,
         }
     }
 }
@@ -282,12 +336,10 @@ impl MemoryRun {
         text
     }
 
-    /// The warning for each memory that grew: `burn-profiled: memory grew ...`, with the ops
-    /// that kept most of what they allocated (with per-op memory).
+    /// The warning for each memory that grew: `burn-profiled: memory grew ...`, with (per-op
+    /// memory on) the ops whose outputs stay alive where that can be seen, else the ops that
+    /// kept most of what they allocated.
     pub fn growth_warnings(&self, measured_steps: usize) -> Vec<String> {
-        let kept = kept_by_op();
-        let alive_at_end = kept.is_some();
-        let top_ops = kept.unwrap_or_else(|| stats::snapshot().net_allocations());
         self.growth
             .iter()
             .filter(|g| g.growing)
@@ -303,55 +355,97 @@ impl MemoryRun {
                     growth.rising_steps,
                     growth.steps - 1,
                 );
-                // A device's growth is its ops'; the host's, that of the ops on the devices
-                // that report no memory of their own (NdArray's).
-                let is_device = self.devices.iter().any(|d| d.device == growth.memory);
-                let steps = measured_steps.max(1) as u64;
-                let on_this: Vec<&(String, String, u64)> = top_ops
-                    .iter()
-                    .filter(|(on, _, _)| match is_device {
-                        true => *on == growth.memory,
-                        false => !self.devices.iter().any(|d| d.device == *on),
-                    })
-                    .collect();
-                let ops: Vec<String> = (on_this.iter().take(3))
-                    .map(|(_, op, bytes)| format!("{op} {}", bytes_text(*bytes / steps)))
-                    .collect();
-                // Alive by the IR yet more than the memory grew: frees the edition could not
-                // see (Burn 0.22's foreign drops, of tensors another thread made).
-                let kept_per_step = on_this.iter().map(|(_, _, bytes)| bytes).sum::<u64>() / steps;
-                let unseen_frees =
-                    alive_at_end && kept_per_step as f64 > 2.0 * growth.bytes_per_step.max(0.0);
-                if self.host_allocations_tracked.is_some() || !self.op_peaks.is_empty() {
-                    match (ops.is_empty(), alive_at_end) {
-                        (true, _) => {}
-                        (false, false) => text.push_str(&format!(
-                            "; ops that kept most of what they allocated, per step: {}",
-                            ops.join(", ")
-                        )),
-                        (false, true) => text.push_str(&format!(
-                            "; ops whose outputs are still alive at the end, per step: {}",
-                            ops.join(", ")
-                        )),
-                    }
-                    if unseen_frees {
-                        text.push_str(&format!(
-                            " ({} per step in all, more than the memory grew: some of these \
-                             were freed where the profiler does not see it, on another thread \
-                             than the one that made them, as the batches of a data-loading \
-                             thread are)",
-                            bytes_text(kept_per_step)
-                        ));
-                    }
-                } else {
+                if self.host_allocations_tracked.is_none() && self.op_peaks.is_empty() {
                     text.push_str(
                         "; set `[memory] per_op = true` (with `[stats] enabled`) to see which ops \
-                         allocate it",
+                         keep it",
                     );
+                    return text;
+                }
+                let host = matches!(growth.memory.as_str(), "host" | "host RSS");
+                let traced_as = if host { "host" } else { &growth.memory };
+                match self.kept_alive_traced.iter().any(|m| m == traced_as) {
+                    true => text.push_str(&self.kept_alive_text(traced_as, growth)),
+                    false => text.push_str(&self.net_allocations_text(growth, measured_steps)),
                 }
                 text
             })
             .collect()
+    }
+
+    /// What the ops' outputs on `memory` keep alive, as the growth warning's end.
+    fn kept_alive_text(&self, memory: &str, growth: &Growth) -> String {
+        // The ops that keep a share of the growth worth looking at (1% or more).
+        let grown = growth.bytes_per_step.max(0.0);
+        let kept: Vec<&KeptAlive> = (self.kept_alive.iter())
+            .filter(|kept| kept.memory == memory)
+            .enumerate()
+            .filter(|(at, kept)| *at == 0 || kept.bytes_per_step as f64 * 100.0 >= grown)
+            .map(|(_, kept)| kept)
+            .collect();
+        if kept.is_empty() {
+            return match memory {
+                "host" => "; no op's output made in one step is alive at the end: the growth is \
+                           the program's own allocations (or an op's made on a worker thread)"
+                    .to_owned(),
+                _ => "; no op's output made in one step is alive at the end".to_owned(),
+            };
+        }
+        let mut text = format!(
+            "; made in one step and still alive at the end: {}",
+            (kept.iter().take(3))
+                .map(|kept| kept.text())
+                .collect::<Vec<_>>()
+                .join("; ")
+        );
+        let kept_per_step: u64 = kept.iter().map(|kept| kept.bytes_per_step).sum();
+        if kept_per_step as f64 <= 0.75 * grown {
+            text.push_str(&format!(
+                " (the other {} per step of the growth was not made by ops: the program's own, \
+                 or the profiler's records)",
+                bytes_text((grown - kept_per_step as f64) as u64)
+            ));
+        }
+        // Alive by the IR yet more than the memory grew: frees the edition could not see
+        // (Burn 0.22's foreign drops, of tensors another thread made).
+        if memory != "host" && kept_per_step as f64 > 2.0 * grown {
+            text.push_str(&format!(
+                " ({} per step in all, more than the memory grew: some of these were freed \
+                 where the profiler does not see it, on another thread than the one that made \
+                 them, as the batches of a data-loading thread are)",
+                bytes_text(kept_per_step)
+            ));
+        }
+        text
+    }
+
+    /// The ops that allocated most and freed least on `growth`'s memory, as the growth
+    /// warning's end, where which outputs stay alive cannot be seen.
+    fn net_allocations_text(&self, growth: &Growth, measured_steps: usize) -> String {
+        // A device's growth is its ops'; the host's, that of the ops on the devices that
+        // report no memory of their own (NdArray's).
+        let is_device = self.devices.iter().any(|d| d.device == growth.memory);
+        let steps = measured_steps.max(1) as u64;
+        let net = stats::snapshot().net_allocations();
+        let ops: Vec<String> = (net.iter())
+            .filter(|(on, _, _)| match is_device {
+                true => *on == growth.memory,
+                false => !self.devices.iter().any(|d| d.device == *on),
+            })
+            .take(3)
+            .map(|(_, op, bytes)| format!("{op} {}", bytes_text(*bytes / steps)))
+            .collect();
+        if ops.is_empty() {
+            return String::new();
+        }
+        let unseen = match is_device {
+            true => "which outputs stay alive cannot be seen on this device's backend",
+            false => "install the TrackingAllocator to see which outputs stay alive",
+        };
+        format!(
+            "; ops that kept most of what they allocated, per step ({unseen}): {}",
+            ops.join(", ")
+        )
     }
 }
 
@@ -412,6 +506,8 @@ mod tests {
             op_peaks,
             phase_peaks: Vec::new(),
             host_allocations_tracked: None,
+            kept_alive: Vec::new(),
+            kept_alive_traced: Vec::new(),
         }
     }
 
@@ -436,21 +532,34 @@ mod tests {
             last_bytes: 158 << 10,
         });
         let device = || "wgpu:DefaultDevice".to_owned();
-        set_kept_by_op(vec![(device(), "init".to_owned(), 37 * (22 << 10))]);
+        let kept = |op: &str, bytes_per_step: u64| KeptAlive {
+            memory: device(),
+            op: op.to_owned(),
+            phase: "-".to_owned(),
+            call_site: None,
+            input_shapes: None,
+            bytes_per_step,
+            made_in_steps: Some(36),
+            of_steps: 36,
+        };
+        grown.kept_alive_traced = vec![device()];
+        grown.kept_alive = vec![kept("init", 22 << 10)];
         let warning = grown.growth_warnings(37).remove(0);
         assert!(
             warning.ends_with(
-                "ops whose outputs are still alive at the end, per step: init 22.00 KiB (22.00 \
-                 KiB per step in all, more than the memory grew: some of these were freed where \
-                 the profiler does not see it, on another thread than the one that made them, as \
-                 the batches of a data-loading thread are)"
+                "made in one step and still alive at the end: 22.00 KiB/step by init (in 36 of \
+                 36 steps) (22.00 KiB per step in all, more than the memory grew: some of these \
+                 were freed where the profiler does not see it, on another thread than the one \
+                 that made them, as the batches of a data-loading thread are)"
             ),
             "{warning}"
         );
-        set_kept_by_op(vec![(device(), "matmul".to_owned(), 37 * (3 << 10))]);
+        grown.kept_alive = vec![kept("matmul", 3 << 10)];
         let warning = grown.growth_warnings(37).remove(0);
-        assert!(warning.ends_with("per step: matmul 3.00 KiB"), "{warning}");
-        clear_kept_by_op();
+        assert!(
+            warning.ends_with("end: 3.00 KiB/step by matmul (in 36 of 36 steps)"),
+            "{warning}"
+        );
     }
 
     fn peak(device: &str, op: &str) -> MemoryPeak {

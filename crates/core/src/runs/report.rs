@@ -393,6 +393,7 @@ pub fn html(run: &Run) -> String {
                 );
             }
         }
+        kept_alive_table(&mut page, &memory["kept_alive"]);
     }
 
     let _ = writeln!(
@@ -954,6 +955,40 @@ fn diff_ops_table(
     }
     table.push_str("</tbody></table>");
     table
+}
+
+/// `run.json`'s `memory.kept_alive` as a table: the ops whose outputs made in one step are
+/// still alive at the run's end, most first.
+fn kept_alive_table(page: &mut String, kept: &Value) {
+    let Some(rows) = kept.as_array().filter(|rows| !rows.is_empty()) else {
+        return;
+    };
+    page.push_str(
+        "<h3>Made in one step and still alive at the end</h3><table id=\"kept-alive\"><thead>\
+         <tr><th>Memory</th><th>Op</th><th>Phase</th><th>Call Site</th><th>Input Shapes</th>\
+         <th>Per Step</th><th>Steps</th></tr></thead><tbody>",
+    );
+    let text = |value: &Value| escape(value.as_str().unwrap_or("-"));
+    for row in rows {
+        let bytes = row["bytes_per_step"].as_u64().unwrap_or(0);
+        let steps = match (row["made_in_steps"].as_u64(), row["of_steps"].as_u64()) {
+            (Some(made), Some(of)) => format!("{made} of {of}"),
+            (None, Some(of)) => format!("of {of}"),
+            _ => "-".to_owned(),
+        };
+        let _ = write!(
+            page,
+            "<tr><td>{}</td><td class=\"name\">{}</td><td>{}</td><td>{}</td><td>{}</td>\
+             <td data-v=\"{bytes}\">{}</td><td>{steps}</td></tr>",
+            text(&row["memory"]),
+            text(&row["op"]),
+            text(&row["phase"]),
+            text(&row["call_site"]),
+            text(&row["input_shapes"]),
+            bytes_text(bytes),
+        );
+    }
+    page.push_str("</tbody></table>");
 }
 
 #[cfg(test)]

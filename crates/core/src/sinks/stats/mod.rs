@@ -36,10 +36,14 @@ use crate::context::{phase, warmup};
 use crate::roofline::{Calibration, Peaks};
 use crate::work::Work;
 
+mod kept_alive;
 mod memory;
 mod modules;
 mod report;
 
+pub use kept_alive::KeptAlive;
+#[doc(hidden)]
+pub use kept_alive::{kept_alive, maker};
 pub use memory::{MemoryPeak, StepAllocation, memory_peaks, step_allocations};
 #[doc(hidden)]
 pub use memory::{OpMemory, host_untracked, host_was_untracked, record_memory};

@@ -181,8 +181,13 @@ fn forward_phase_name(forward: u32) -> String {
 /// The phase of a row's ops: its user range, else the one Burn's frames on its call stack give
 /// (`backward`, `optimizer`), else `-`.
 pub(super) fn phase_name(key: &Key) -> String {
-    match key.phase {
-        0 => call_sites::phase_of(key.stack).unwrap_or("-").to_owned(),
+    phase_name_of(key.phase, key.stack)
+}
+
+/// The name of `phase`, or outside any user range the phase Burn's frames on `stack` give.
+pub(super) fn phase_name_of(phase: u32, stack: u32) -> String {
+    match phase {
+        0 => call_sites::phase_of(stack).unwrap_or("-").to_owned(),
         phase => phase::name(phase),
     }
 }
