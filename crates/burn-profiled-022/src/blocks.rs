@@ -10,8 +10,11 @@ use std::time::Duration;
 
 use burn_fusion::observer::{BlockOperations, FusionObserver};
 use burn_ir::{OperationIr, TensorId};
+use burn_profiled_core::context::lineage::{Link, Pass};
 use burn_profiled_core::context::op::Op;
-use burn_profiled_core::context::switches::{self, DEVICE, Flags, RANGES, SHAPES, STATS, TRACE};
+use burn_profiled_core::context::switches::{
+    self, DEVICE, Flags, LINKS, RANGES, SHAPES, STATS, TRACE,
+};
 use burn_profiled_core::context::{clock, phase};
 use burn_profiled_core::device_time;
 use burn_profiled_core::memory::LiveBlock;
@@ -21,6 +24,7 @@ use burn_profiled_core::sinks::stats::OpMemory;
 use burn_profiled_core::sinks::{op_ranges, stats, trace};
 use burn_profiled_core::work::Work;
 
+use crate::block_links;
 use crate::block_work;
 use crate::launch_ranges;
 use crate::logical_memory::LiveTensors;
@@ -90,6 +94,8 @@ struct OpenBlock {
     device_op: Option<u64>,
     /// What its ops allocated and freed, with per-op memory on.
     memory: Option<OpMemory>,
+    /// The forward block it works for and its pass, with forward links on.
+    link: Option<(Link, Pass)>,
 }
 
 thread_local! {
@@ -189,7 +195,7 @@ impl FusionObserver for BlockRecorder {
         // tensors are live or freed.
         let (phase, registered_in) = phases::of_block(block.iter());
         let flags = switches::all();
-        let named = flags & (RANGES | STATS | TRACE | DEVICE) != 0;
+        let named = flags & (RANGES | STATS | TRACE | DEVICE | LINKS) != 0;
         let op = named.then(|| {
             let names: Vec<String> = block
                 .iter()
@@ -207,14 +213,21 @@ impl FusionObserver for BlockRecorder {
         let Some(op) = op else {
             return;
         };
+        let link = (flags & LINKS != 0).then(|| block_links::link(op, phase, block.iter()));
         let shapes =
             (flags & SHAPES != 0 && stats::keyed_by_shapes()).then(|| input_shapes(block.iter()));
         let work =
             (flags & SHAPES != 0 && stats::counts_work()).then(|| block_work::of(block.iter()));
         if flags & RANGES != 0 {
+            // As `emit_nvtx`'s sequence numbers: a forward block's call, or the forward call a
+            // backward block works for.
+            let payload = match link {
+                Some((link, Pass::Forward | Pass::Backward)) => link.call,
+                _ => 0,
+            };
             match &self.launches {
-                Some(runner) => launch_ranges::push(runner, op),
-                None => op_ranges::push_op(op),
+                Some(runner) => launch_ranges::push(runner, op, payload),
+                None => launch_ranges::push_here(op, payload),
             }
         }
         let started = clock::now();
@@ -224,7 +237,12 @@ impl FusionObserver for BlockRecorder {
             device_time::op_started(
                 id,
                 op,
-                (phase, self.device, 0, 0),
+                (
+                    phase,
+                    self.device,
+                    0,
+                    link.map_or(0, |(link, _)| link.forward),
+                ),
                 shapes.as_deref(),
                 started,
             );
@@ -240,6 +258,7 @@ impl FusionObserver for BlockRecorder {
             work,
             device_op,
             memory: memory.filter(|_| stats::memory_per_op()),
+            link,
         }));
     }
 
@@ -259,7 +278,11 @@ impl FusionObserver for BlockRecorder {
                     (open.started, ended),
                     self.device,
                     open.shapes.as_deref(),
-                    (0, 0),
+                    match open.link {
+                        Some((link, Pass::Forward)) => (link.call, 0),
+                        Some((link, Pass::Backward)) => (0, link.call),
+                        _ => (0, 0),
+                    },
                 );
                 if let (Some(call), Some((_, track))) = (open.memory, &self.memory) {
                     trace::record_counter(
@@ -274,7 +297,11 @@ impl FusionObserver for BlockRecorder {
                     open.op,
                     ended.saturating_sub(open.started),
                     open.shapes,
-                    (self.device, 0, 0),
+                    (
+                        self.device,
+                        0,
+                        open.link.map_or(0, |(link, _)| link.forward),
+                    ),
                     open.memory,
                     open.work,
                 );

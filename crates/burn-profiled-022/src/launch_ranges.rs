@@ -13,9 +13,18 @@ use burn_profiled_core::sinks::op_ranges;
 
 use crate::runners::ComputeRunner;
 
-/// Opens `op`'s range on the runner, before the launches submitted after it.
-pub(crate) fn push(runner: &ComputeRunner, op: &'static Op) {
-    runner.submit(move |_| op_ranges::push_op(op));
+/// Opens `op`'s range on the runner, before the launches submitted after it, with `payload`
+/// when not 0 (the forward call the block is or works for).
+pub(crate) fn push(runner: &ComputeRunner, op: &'static Op, payload: u64) {
+    runner.submit(move |_| push_here(op, payload));
+}
+
+/// Opens `op`'s range on this thread, with `payload` when not 0.
+pub(crate) fn push_here(op: &'static Op, payload: u64) {
+    match payload {
+        0 => op_ranges::push_op(op),
+        payload => op_ranges::push_op_with_payload(op, payload),
+    }
 }
 
 /// Closes the range [`push`] opened, after the launches submitted before it.

@@ -34,6 +34,7 @@
 
 #[doc(hidden)]
 pub mod bench;
+mod block_links;
 mod block_work;
 mod blocks;
 mod calibration;

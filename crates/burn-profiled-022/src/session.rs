@@ -135,14 +135,6 @@ impl Session {
             );
             config.stats.call_sites = false;
         }
-        if config.stats.forward_links {
-            eprintln!(
-                "burn-profiled: [stats] forward_links: not yet on Burn 0.22 (its blocks' tensors \
-                 are known from the IR; the links are to come); the op table has no forward \
-                 phases"
-            );
-            config.stats.forward_links = false;
-        }
         if config.numerics.enabled() {
             eprintln!(
                 "burn-profiled: [numerics] on Burn 0.22: the loss (Session::record_loss) and the \

@@ -93,9 +93,10 @@ pub struct StatsSection {
     /// each numerics record's call site, from the first step (statistics need not be on).
     pub call_sites: bool,
     /// Each backward and optimizer op linked to the forward op it works for, from the tensors
-    /// they share (Burn 0.21's `Profiled<B>`): its forward phase in `ops.json`, and the time
-    /// per module (forward phase: the innermost user range of the forward ops) with its
-    /// backward and optimizer ops, printed and in `ops_by_module.json`.
+    /// they share (Burn 0.21's `Profiled<B>`; on Burn 0.22 each block, from the IR's tensor
+    /// ids): its forward phase in `ops.json`, and the time per module (forward phase: the
+    /// innermost user range of the forward ops) with its backward and optimizer ops, printed
+    /// and in `ops_by_module.json`.
     pub forward_links: bool,
     /// Rows of the op table printed at the end, longest first (`ops.json` has every row);
     /// 0 prints them all.

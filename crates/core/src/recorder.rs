@@ -281,6 +281,11 @@ impl RunRecorder {
                 crate::dump::global::set_dump_is_compare(crate::dump::CompareSettings::default());
             }
         }
+        if recorder.config.stats.enabled && recorder.config.stats.forward_links {
+            // From the first step: what warm-up makes (an optimizer's state) is known when the
+            // measured steps read it.
+            stats::start_forward_links();
+        }
         if recorder.config.numerics.enabled() {
             // From the first step: a NaN in a warm-up step matters.
             numerics::start(recorder.config.numerics.clone());

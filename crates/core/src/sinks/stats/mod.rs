@@ -240,12 +240,20 @@ pub fn start(config: StatsConfig) {
     BY_SHAPES.store(config.by_shapes, Ordering::Relaxed);
     WORK.store(config.work, Ordering::Relaxed);
     call_sites::set_enabled(config.call_sites);
-    if config.forward_links {
+    if config.forward_links && !switches::requested(LINKS) {
         lineage::reset();
     }
     switches::set(STATS, true);
     switches::set(SHAPES, config.by_shapes || config.work);
     switches::set(LINKS, config.forward_links);
+}
+
+/// Starts linking backward and optimizer ops to their forward ops before statistics start (a
+/// session's warm-up): the tensors made until [`start`] are known to the links it records.
+#[doc(hidden)]
+pub fn start_forward_links() {
+    lineage::reset();
+    switches::set(LINKS, true);
 }
 
 /// Stops recording; the statistics stay until [`reset`].
