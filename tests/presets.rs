@@ -203,6 +203,18 @@ fn each_preset_writes_what_it_promises() {
         .filter(|site| site.contains("examples/common/vision.rs:"))
         .collect();
     assert!(!conv_lines.is_empty(), "{by_site}");
+    // In the flame graph's stacks, the convolutions' backward is under the model code that
+    // called the convolutions, not under `loss.backward()`.
+    let folded = std::fs::read_to_string(out.join("stacks.folded")).unwrap();
+    let conv_backward: Vec<&str> = (folded.lines())
+        .filter(|line| line.contains(";conv2d_x_backward "))
+        .collect();
+    assert!(!conv_backward.is_empty(), "{folded}");
+    assert!(
+        (conv_backward.iter())
+            .all(|line| line.contains(";vision::VisionModel::forward;conv2d;[backward];")),
+        "{conv_backward:?}"
+    );
     // Every op of every step, warm-up included, each with its call site.
     let records = burn_profiled::numerics::file::read(&out).expect("numerics.jsonl reads");
     let steps: std::collections::BTreeSet<u64> = records.iter().map(|r| r.step).collect();

@@ -7,6 +7,9 @@
 //! - no session: Burn alone;
 //! - everything off: the session's block observer installed, every tool off;
 //! - statistics: the op table's statistics;
+//! - statistics + forward links: each block's tensors fed to the links' lineage as well
+//!   (`[stats] forward_links`; the step's backward and optimizer in user ranges of those names
+//!   in every variant, as the examples have them);
 //! - op ranges + statistics: every block's NVTX range too, on the compute runner (the NVTX
 //!   recorder stands for Nsight Systems: without a tool, ranges do nothing);
 //! - op ranges + statistics + device time: every kernel timed through CubeCL's launch observer, collected after the
@@ -21,6 +24,7 @@ use burn::nn::loss::CrossEntropyLossConfig;
 use burn::optim::{AdamConfig, GradientsParams, ModuleOptimizer};
 use burn::tensor::{Device, DeviceKind, Int, Tensor};
 use burn_profiled_022::bench::{BlockObserver, start_device_time};
+use burn_profiled_022::nvtx;
 use burn_profiled_core::device_time;
 use burn_profiled_core::{probe, stats};
 
@@ -70,12 +74,15 @@ impl Step {
         let Some(model) = self.model.take() else {
             return;
         };
-        let logits = model.forward(self.images.clone());
+        let logits = nvtx::scope("forward", || model.forward(self.images.clone()));
         let loss = CrossEntropyLossConfig::new()
             .init(&self.device)
             .forward(logits, self.labels.clone());
-        let grads = GradientsParams::from_grads(loss.backward(), &model);
-        self.model = Some(self.optim.step(1e-3, model, grads));
+        let grads = nvtx::scope("backward", || loss.backward());
+        self.model = Some(nvtx::scope("optimizer", || {
+            let grads = GradientsParams::from_grads(grads, &model);
+            self.optim.step(1e-3, model, grads)
+        }));
         let _ = self.device.sync();
     }
 }
@@ -92,10 +99,10 @@ fn main() {
     }
     .autodiff();
     let observer = BlockObserver::new(&device);
-    let timed = |step: &mut Step, observed: bool, statistics: bool, ranges: bool| {
-        let observation = observed.then(|| observer.install(statistics));
-        if statistics {
-            stats::start(stats::StatsConfig::default());
+    let timed_with = |step: &mut Step, statistics: Option<stats::StatsConfig>, ranges: bool| {
+        let observation = observer.install(statistics.is_some());
+        if let Some(config) = statistics {
+            stats::start(config);
         }
         probe::set_op_ranges(ranges);
         let started = Instant::now();
@@ -106,9 +113,15 @@ fn main() {
         drop(observation);
         time
     };
+    let statistics = Some(stats::StatsConfig::default());
+    let with_links = Some(stats::StatsConfig {
+        forward_links: true,
+        ..stats::StatsConfig::default()
+    });
     let mut plain = Step::new(&device);
     let mut all_off = Step::new(&device);
     let mut with_statistics = Step::new(&device);
+    let mut with_forward_links = Step::new(&device);
     let mut with_ranges = Step::new(&device);
     let mut with_device_time = Step::new(&device);
     interleaved::compare(
@@ -118,17 +131,24 @@ fn main() {
         ),
         60,
         &mut [
-            Variant::new("no session", || timed(&mut plain, false, false, false)),
-            Variant::new("everything off", || timed(&mut all_off, true, false, false)),
+            Variant::new("no session", || {
+                let started = Instant::now();
+                plain.run();
+                started.elapsed()
+            }),
+            Variant::new("everything off", || timed_with(&mut all_off, None, false)),
             Variant::new("statistics", || {
-                timed(&mut with_statistics, true, true, false)
+                timed_with(&mut with_statistics, statistics, false)
+            }),
+            Variant::new("statistics + forward links", || {
+                timed_with(&mut with_forward_links, with_links, false)
             }),
             Variant::new("op ranges + statistics", || {
-                timed(&mut with_ranges, true, true, true)
+                timed_with(&mut with_ranges, statistics, true)
             }),
             Variant::new("+ device time", || {
                 start_device_time().expect("the launch observer installs");
-                let time = timed(&mut with_device_time, true, true, true);
+                let time = timed_with(&mut with_device_time, statistics, true);
                 let started = Instant::now();
                 let _ = device_time::stop();
                 probe::flush_device_time();

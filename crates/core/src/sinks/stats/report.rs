@@ -15,7 +15,7 @@ use serde::Serialize;
 use super::memory::{device_name, host_was_untracked};
 use super::{Aggregate, Key, THREADS, config};
 use crate::call_sites;
-use crate::context::lineage::Pass;
+use crate::context::lineage::{self, Pass};
 use crate::context::{device as context_device, phase};
 use crate::roofline::{Calibration, Limit, Peaks};
 use crate::work::Work;
@@ -375,13 +375,27 @@ impl Snapshot {
     /// speedscope): one line per stack of the user's functions, outermost first, then the op,
     /// and its time in microseconds (`device`: its kernels' device time, else its host time).
     /// An op without a stack (call sites off, or none of the user's frames) is a root frame.
+    /// With forward links, a backward or optimizer op linked to a forward op is under that
+    /// op's stack, its pass in brackets: the model code that caused it, not the line that
+    /// called `backward()`.
     ///
     /// ```text
     /// main;train;step;VisionModel::forward;conv2d 5120
+    /// main;train;step;VisionModel::forward;conv2d;[backward];conv2d_x_backward 20480
     /// ```
     pub fn folded_stacks(&self, device: bool) -> String {
         let mut stacks: HashMap<String, Duration> = HashMap::new();
         let mut frames_of: HashMap<u32, String> = HashMap::new();
+        let mut frames = |stack: u32| -> String {
+            (frames_of.entry(stack))
+                .or_insert_with(|| {
+                    call_sites::user_frames(stack)
+                        .into_iter()
+                        .map(|frame| frame + ";")
+                        .collect()
+                })
+                .clone()
+        };
         for (key, aggregate) in &self.rows {
             let time = if device {
                 aggregate.device
@@ -391,13 +405,21 @@ impl Snapshot {
             if time.is_zero() {
                 continue;
             }
-            let frames = frames_of.entry(key.stack).or_insert_with(|| {
-                call_sites::user_frames(key.stack)
-                    .into_iter()
-                    .map(|frame| frame + ";")
-                    .collect()
-            });
-            let line = format!("{frames}{}", aggregate.name.replace(';', ":"));
+            let name = aggregate.name.replace(';', ":");
+            // A forward row's link is itself.
+            let caused_by = (key.forward != 0 && Pass::of_range(&phase_name(key)).is_some())
+                .then(|| lineage::forward_op(key.forward))
+                .flatten()
+                .filter(|forward| forward.stack != 0);
+            let line = match caused_by {
+                Some(forward) => format!(
+                    "{}{};[{}];{name}",
+                    frames(forward.stack),
+                    forward.op.name().replace(';', ":"),
+                    phase_name(key).replace(';', ":"),
+                ),
+                None => format!("{}{name}", frames(key.stack)),
+            };
             *stacks.entry(line).or_default() += time;
         }
         let mut lines: Vec<(String, Duration)> = stacks.into_iter().collect();
