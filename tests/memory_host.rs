@@ -85,17 +85,28 @@ fn an_op_whose_allocation_is_known_reports_exactly_its_bytes_in_its_phase() {
     stats::reset();
 }
 
-/// A run of `steps` steps under a session with per-step and per-op memory; each step keeps a
-/// tensor of `kept_per_step` f32 when it is not 0.
-fn train(steps: usize, kept_per_step: usize) -> (burn_profiled::memory::MemoryRun, Vec<String>) {
+/// A session with statistics, per-step and per-op memory after `warmup_iters` steps of
+/// warm-up, and what `more` sets, writing to the temporary directory returned with it.
+fn memory_session(
+    warmup_iters: usize,
+    more: impl FnOnce(&mut RuntimeConfig),
+) -> (Session, tempfile::TempDir) {
     let mut config = RuntimeConfig::default();
-    config.stopwatch.warmup_iters = 2;
+    config.stopwatch.warmup_iters = warmup_iters;
     config.stats.enabled = true;
     config.memory.per_step = true;
     config.memory.per_op = true;
-    let device = Default::default();
+    more(&mut config);
     let out = tempfile::tempdir().unwrap();
-    let mut session = Session::start::<B>(config, &device, out.path());
+    let session = Session::start::<B>(config, &Default::default(), out.path());
+    (session, out)
+}
+
+/// A run of `steps` steps under a session with per-step and per-op memory; each step keeps a
+/// tensor of `kept_per_step` f32 when it is not 0.
+fn train(steps: usize, kept_per_step: usize) -> (burn_profiled::memory::MemoryRun, Vec<String>) {
+    let (mut session, _out) = memory_session(2, |_| {});
+    let device = Default::default();
     let weights = Tensor::<B, 2>::ones([64, 64], &device);
     let mut kept = Vec::with_capacity(steps);
     for _ in 0..steps {
@@ -164,16 +175,11 @@ fn a_loop_that_keeps_a_tensor_per_step_is_warned_with_its_growth_per_step() {
 #[test]
 fn the_growth_warning_names_the_op_call_site_phase_and_shapes_whose_outputs_stay() {
     let _serial = serial();
-    let mut config = RuntimeConfig::default();
-    config.stopwatch.warmup_iters = 2;
-    config.stats.enabled = true;
-    config.stats.by_shapes = true;
-    config.stats.call_sites = true;
-    config.memory.per_step = true;
-    config.memory.per_op = true;
+    let (mut session, out) = memory_session(2, |config| {
+        config.stats.by_shapes = true;
+        config.stats.call_sites = true;
+    });
     let device = Default::default();
-    let out = tempfile::tempdir().unwrap();
-    let mut session = Session::start::<B>(config, &device, out.path());
     let weights = Tensor::<B, 2>::ones([64, 1024], &device);
     let mut kept = Vec::new();
     for _ in 0..12 {
@@ -246,16 +252,9 @@ impl burn_profiled::probe::OpObserver for FailMatmul {
 #[ignore = "a child process of another test"]
 fn child_runs_out_of_memory_in_a_matmul() {
     let _serial = serial();
-    let mut config = RuntimeConfig::default();
-    config.stopwatch.warmup_iters = 1;
-    config.stats.enabled = true;
     // The op's shapes are known when statistics are kept by shapes (as in `debug`).
-    config.stats.by_shapes = true;
-    config.memory.per_step = true;
-    config.memory.per_op = true;
+    let (mut session, _out) = memory_session(1, |config| config.stats.by_shapes = true);
     let device = Default::default();
-    let out = tempfile::tempdir().unwrap();
-    let mut session = Session::start::<B>(config, &device, out.path());
     let weights = Tensor::<B, 2>::ones([64, 64], &device);
     for _ in 0..3 {
         let _ = Tensor::<B, 2>::ones([32, 64], &device)
