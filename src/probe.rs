@@ -644,7 +644,11 @@ fn start<B: Backend>(
             Launches::Start,
             flags,
             op,
-            (device_op, instance, payload_of(link)),
+            (
+                device_op,
+                instance,
+                link.map_or(0, |(link, pass)| link.nvtx_payload(pass)),
+            ),
             queued_on.as_ref(),
             queued_memory.clone().map(Box::new),
         );
@@ -747,16 +751,6 @@ fn pass_of(phase: u32, stack: u32) -> Pass {
         .unwrap_or(Pass::Forward)
 }
 
-/// The payload of an op's NVTX range, as PyTorch's `emit_nvtx` gives each range the sequence
-/// number of the forward op: a forward op's call, or the forward call a backward op works for;
-/// 0 (no payload) for the rest.
-fn payload_of(link: Option<(Link, Pass)>) -> u64 {
-    match link {
-        Some((link, Pass::Forward | Pass::Backward)) => link.call,
-        _ => 0,
-    }
-}
-
 /// A new run of an op queued on a launch thread.
 fn next_instance() -> u64 {
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
@@ -809,11 +803,9 @@ fn finish<B: Backend>(mut active: ActiveOp<B>) {
                 (started, ended),
                 active.device_id,
                 active.shapes.as_deref(),
-                match active.link {
-                    Some((link, Pass::Forward)) => (link.call, 0),
-                    Some((link, Pass::Backward)) => (0, link.call),
-                    _ => (0, 0),
-                },
+                active
+                    .link
+                    .map_or((0, 0), |(link, pass)| link.flow_calls(pass)),
             );
         }
         if active.flags & STATS != 0 {

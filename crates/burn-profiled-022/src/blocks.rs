@@ -219,12 +219,7 @@ impl FusionObserver for BlockRecorder {
         let work =
             (flags & SHAPES != 0 && stats::counts_work()).then(|| block_work::of(block.iter()));
         if flags & RANGES != 0 {
-            // As `emit_nvtx`'s sequence numbers: a forward block's call, or the forward call a
-            // backward block works for.
-            let payload = match link {
-                Some((link, Pass::Forward | Pass::Backward)) => link.call,
-                _ => 0,
-            };
+            let payload = link.map_or(0, |(link, pass)| link.nvtx_payload(pass));
             match &self.launches {
                 Some(runner) => launch_ranges::push(runner, op, payload),
                 None => launch_ranges::push_here(op, payload),
@@ -278,11 +273,7 @@ impl FusionObserver for BlockRecorder {
                     (open.started, ended),
                     self.device,
                     open.shapes.as_deref(),
-                    match open.link {
-                        Some((link, Pass::Forward)) => (link.call, 0),
-                        Some((link, Pass::Backward)) => (0, link.call),
-                        _ => (0, 0),
-                    },
+                    (open.link).map_or((0, 0), |(link, pass)| link.flow_calls(pass)),
                 );
                 if let (Some(call), Some((_, track))) = (open.memory, &self.memory) {
                     trace::record_counter(

@@ -114,6 +114,28 @@ pub struct Link {
     pub call: u64,
 }
 
+impl Link {
+    /// The payload of the NVTX range of an op of `pass` linked so, as PyTorch's `emit_nvtx`
+    /// gives each range the sequence number of the forward op: a forward op's call, or the
+    /// forward call a backward op works for; 0 (no payload) for the rest.
+    pub fn nvtx_payload(self, pass: Pass) -> u64 {
+        match pass {
+            Pass::Forward | Pass::Backward => self.call,
+            Pass::Optimizer => 0,
+        }
+    }
+
+    /// The ends of `fwdbwd` flows an op of `pass` linked so has on the timeline: `(its forward
+    /// call, 0)` for a forward op, `(0, the forward call)` for a backward op, none for the rest.
+    pub fn flow_calls(self, pass: Pass) -> (u64, u64) {
+        match pass {
+            Pass::Forward => (self.call, 0),
+            Pass::Backward => (0, self.call),
+            Pass::Optimizer => (0, 0),
+        }
+    }
+}
+
 /// What is known of one tensor.
 struct Tensor {
     /// The forward call that made it, or the one its maker (a backward or optimizer op) was
