@@ -258,6 +258,12 @@ impl<X: Backend> TensorsIn for &Tensors<'_, MaxPool1dWithIndices<X>> {
     }
 }
 
+impl<T: TensorMetadata + 'static> TensorsIn for &Tensors<'_, Option<T>> {
+    fn hold(&self, seen: &mut impl TensorSink) {
+        seen.add_optional(self.0.as_ref());
+    }
+}
+
 impl<T: TensorMetadata + 'static> TensorsIn for &Tensors<'_, Vec<T>> {
     fn hold(&self, seen: &mut impl TensorSink) {
         self.0.iter().for_each(|tensor| seen.add(tensor));

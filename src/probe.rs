@@ -41,6 +41,7 @@ use crate::context::{attached, clock, live_allocations, phase};
 use crate::sinks::observers::{self, Observers};
 use crate::sinks::{device_time, op_ranges, stats, trace};
 use crate::tensor_identity::Identities;
+use burn_profiled_core::sinks::graph::{self, TensorSeen};
 
 pub use crate::context::op::Op;
 pub use crate::sinks::observers::{Observing, OpObserver, observe};
@@ -181,6 +182,9 @@ impl<B: Backend> OpGuard<B> {
             let mut ids = Identities::default();
             collect(&mut ids);
             lineage::made(link, pass, &ids.ids);
+            if let Some(inputs) = &mut active.graph_inputs {
+                inputs.outputs = Some(ids);
+            }
         }
     }
 
@@ -373,6 +377,18 @@ struct ActiveOp<B: Backend> {
     /// The maker of this thread's host blocks before the op's, when the op set its own
     /// (`live_allocations`).
     maker_before: Option<u32>,
+    /// Its inputs, while the graph of a step records (`sinks::graph`).
+    graph_inputs: Option<GraphInputs>,
+}
+
+/// An op's inputs for the graph of a step.
+struct GraphInputs {
+    phase: u32,
+    seen: Vec<(TensorSeen, Option<usize>)>,
+    /// Whether every input had an identity.
+    complete: bool,
+    /// Its outputs, once it returned.
+    outputs: Option<Identities>,
 }
 
 /// An op's memory at its start, read where its allocations are made.
@@ -599,9 +615,16 @@ fn start<B: Backend>(
         0 => 0,
         _ => call_sites::capture(),
     };
-    let link = inputs.map(|inputs| {
+    let mut graph_inputs = None;
+    let link = inputs.map(|mut inputs| {
         let pass = pass_of(phase, stack);
         let forward = ForwardOp { op, phase, stack };
+        graph_inputs = inputs.seen.take().map(|seen| GraphInputs {
+            phase,
+            seen,
+            complete: inputs.complete,
+            outputs: None,
+        });
         match pass == Pass::Forward || inputs.complete {
             true => (lineage::link(forward, pass, &inputs.ids), pass),
             // Linked by order alone, it would take the link of whatever ran before it.
@@ -737,6 +760,34 @@ fn start<B: Backend>(
         device_id,
         memory,
         maker_before,
+        graph_inputs,
+    }
+}
+
+/// An op of the step the graph records, with its inputs and outputs: into the graph, and its
+/// outputs' host buffers watched for their frees.
+fn to_graph(op: &'static Op, stack: u32, link: (Link, Pass), inputs: GraphInputs) {
+    let outputs = inputs.outputs.unwrap_or_default();
+    let input_tensors: Vec<TensorSeen> = inputs.seen.into_iter().map(|(t, _)| t).collect();
+    let (output_tensors, buffers): (Vec<TensorSeen>, Vec<Option<usize>>) =
+        outputs.seen.unwrap_or_default().into_iter().unzip();
+    let made = graph::op(graph::OpSeen {
+        op,
+        phase: inputs.phase,
+        stack,
+        link,
+        inputs: &input_tensors,
+        outputs: &output_tensors,
+        ended: &[],
+        unknown_tensors: !inputs.complete || !outputs.complete,
+        step: None,
+    });
+    for (tensor, buffer) in made.into_iter().zip(buffers) {
+        if let Some(buffer) = buffer
+            && context_memory::host_in_use().is_some()
+        {
+            graph::watch_host_buffer(buffer, tensor);
+        }
     }
 }
 
@@ -794,6 +845,10 @@ fn finish<B: Backend>(mut active: ActiveOp<B>) {
     };
     if active.queued_on.is_none() && active.device_op.is_some() {
         device_time::untag_launches();
+    }
+    if let (Some(inputs), Some(link)) = (active.graph_inputs.take(), active.link) {
+        // After the op's memory was read: the graph's own allocations are not the op's.
+        to_graph(active.op, active.stack, link, inputs);
     }
     if let Some(started) = active.started {
         let ended = clock::now();

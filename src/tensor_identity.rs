@@ -11,6 +11,7 @@ use std::any::Any;
 use std::hash::{Hash, Hasher};
 
 use burn_backend::TensorMetadata;
+use burn_profiled_core::sinks::graph::{self, TensorSeen};
 
 /// A key that stays the same for one tensor while it lives and differs between tensors alive
 /// at once, where the backend gives one without reading the tensor: for NdArray its buffer's
@@ -98,13 +99,21 @@ fn cube_identity<R: burn_cubecl::CubeRuntime>(
 /// (`op_numerics::Seen`) or their [`Identities`].
 pub(crate) trait TensorSink {
     fn add<T: TensorMetadata + 'static>(&mut self, tensor: &T);
+
+    /// An optional argument (a linear layer's or a convolution's bias): identities and the
+    /// graph take it; an op's numerics are of its required arguments only.
+    fn add_optional<T: TensorMetadata + 'static>(&mut self, tensor: Option<&T>) {
+        let _ = tensor;
+    }
 }
 
 /// The identities of the tensors [`Tensors`](crate::op_numerics::Tensors) finds, and whether
-/// every one had one.
+/// every one had one; while the graph of a step records, the tensors themselves too.
 pub(crate) struct Identities {
     pub(crate) ids: Vec<u64>,
     pub(crate) complete: bool,
+    /// The tensors for the graph, each with its host buffer where it has one (NdArray's).
+    pub(crate) seen: Option<Vec<(TensorSeen, Option<usize>)>>,
 }
 
 impl Default for Identities {
@@ -112,6 +121,7 @@ impl Default for Identities {
         Identities {
             ids: Vec::new(),
             complete: true,
+            seen: graph::recording().then(Vec::new),
         }
     }
 }
@@ -125,9 +135,49 @@ impl Identities {
 
 impl TensorSink for Identities {
     fn add<T: TensorMetadata + 'static>(&mut self, tensor: &T) {
-        match identity(tensor) {
-            Some(id) => self.ids.push(id),
-            None => self.complete = false,
+        let Some(id) = identity(tensor) else {
+            self.complete = false;
+            return;
+        };
+        self.ids.push(id);
+        if let Some(seen) = &mut self.seen {
+            let (shape, dtype) = (tensor.shape(), tensor.dtype());
+            let tensor_seen = TensorSeen {
+                id,
+                bytes: (shape.num_elements() * dtype.size()) as u64,
+                shape: shape.to_vec(),
+                dtype: format!("{dtype:?}").to_lowercase(),
+            };
+            seen.push((tensor_seen, host_buffer(tensor)));
         }
     }
+
+    fn add_optional<T: TensorMetadata + 'static>(&mut self, tensor: Option<&T>) {
+        if let Some(tensor) = tensor {
+            self.add(tensor);
+        }
+    }
+}
+
+/// Where a tensor's data starts in host memory, where it is a host buffer (NdArray's): the
+/// tracking allocator's block of it, when the tensor owns its buffer from its start.
+fn host_buffer<T: 'static>(tensor: &T) -> Option<usize> {
+    #[cfg(feature = "ndarray")]
+    if let Some(tensor) =
+        (tensor as &dyn Any).downcast_ref::<burn::backend::ndarray::NdArrayTensor>()
+    {
+        use burn::backend::ndarray::NdArrayTensor;
+        macro_rules! pointer {
+            ($($variant:ident),*) => {
+                match tensor {
+                    $(NdArrayTensor::$variant(storage) => storage.view().as_ptr() as usize,)*
+                }
+            };
+        }
+        return Some(pointer!(
+            F64, F32, I64, I32, I16, I8, U64, U32, U16, U8, Bool
+        ));
+    }
+    let _ = tensor;
+    None
 }

@@ -155,6 +155,7 @@ fn each_preset_writes_what_it_promises() {
         files(&out),
         [
             "dumps",
+            "graph.json",
             "numerics.jsonl",
             "ops.json",
             "ops_by_call_site.json",
@@ -167,6 +168,22 @@ fn each_preset_writes_what_it_promises() {
             "trace.json"
         ]
     );
+    // The graph of the first measured step: each convolution backward op names the `conv2d`
+    // call of that step it works for, called at the model's lines.
+    let graph = json(&out.join("graph.json"));
+    assert_eq!(graph["frees"], "host_allocator");
+    let graph_ops = graph["ops"].as_array().unwrap();
+    let conv_backward: Vec<&Value> = graph_ops
+        .iter()
+        .filter(|op| op["op"] == "conv2d_x_backward")
+        .collect();
+    assert!(!conv_backward.is_empty(), "{graph_ops:#?}");
+    for op in conv_backward {
+        let forward = &graph_ops[op["forward"]["index"].as_u64().unwrap() as usize];
+        assert_eq!(forward["op"], "conv2d", "{op}");
+        let site = forward["call_site"].as_str().unwrap();
+        assert!(site.contains("examples/common/vision.rs:"), "{site}");
+    }
     // Backward ops linked to their forward ops: nearly all backward time has a forward phase,
     // and by forward call site the convolutions' backward time is at the model's lines.
     let ops = json(&out.join("ops.json"));

@@ -213,7 +213,8 @@ impl FusionObserver for BlockRecorder {
         let Some(op) = op else {
             return;
         };
-        let link = (flags & LINKS != 0).then(|| block_links::link(op, phase, block.iter()));
+        let link = (flags & LINKS != 0)
+            .then(|| block_links::link(op, (phase, registered_in), block.iter()));
         let shapes =
             (flags & SHAPES != 0 && stats::keyed_by_shapes()).then(|| input_shapes(block.iter()));
         let work =

@@ -79,6 +79,11 @@ pub(crate) fn step_ended(step: usize) {
     }
 }
 
+/// On the fusion thread: the step of the ops registered now.
+pub(crate) fn registration_step() -> u32 {
+    REGISTRATION_STEP.get()
+}
+
 /// On the fusion thread, as `operation` is registered: its outputs are made in the phase of
 /// the stream registering it, in the step it was registered in (the block of an op that nothing
 /// reads may run steps later).

@@ -192,7 +192,7 @@ impl Session {
             crate::phases::follow(fusion);
             compute
         });
-        let phases = config.stats.enabled || config.trace.enabled;
+        let phases = config.stats.enabled || config.trace.enabled || config.memory.graph;
         let blocks = Arc::new(BlockRecorder::new(
             device_id,
             phases,
@@ -211,6 +211,12 @@ impl Session {
             out_dir.into(),
             device_time,
         );
+        if fused {
+            // Each block's drops and last reads end its tensors.
+            burn_profiled_core::sinks::graph::frees_seen(
+                burn_profiled_core::sinks::graph::Frees::Ir,
+            );
+        }
         Session {
             recorder,
             device: device.clone(),

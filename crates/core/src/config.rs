@@ -194,6 +194,13 @@ pub struct MemorySection {
     /// Stop the run cleanly when a device's reserved memory passes this many MiB (read at each
     /// step's end, through the session's launch threads).
     pub device_limit_mib: Option<std::num::NonZeroU64>,
+    /// Write `graph.json`: one step's ops in the order they ran, the tensors they read and made
+    /// (shape, dtype, bytes), producer and consumer edges, when each tensor was made and freed,
+    /// and each backward and optimizer op's forward op.
+    pub graph: bool,
+    /// The step `graph` records, counted from 0 with warm-up; by default the first measured
+    /// step (`stopwatch.warmup_iters`).
+    pub graph_step: Option<usize>,
 }
 
 /// The report section.
@@ -434,6 +441,7 @@ impl RuntimeConfig {
                 config.stats.forward_links = true;
                 if preset == Preset::Debug {
                     config.memory.per_op = true;
+                    config.memory.graph = true;
                     config.nvtx.keep_track_of_range_order = true;
                     config.dump.enabled = true;
                     config.stats.by_shapes = true;

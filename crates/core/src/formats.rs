@@ -21,11 +21,19 @@
 ///   whose outputs made in one step are still alive at the run's end (`memory::KeptAlive`).
 ///   `ops.json`'s keys are version 6's (its golden file now has a tracking allocator's per-op
 ///   host memory, which version 6 wrote too).
-pub const RUN_FORMAT_VERSION: u32 = 7;
+/// - 8: `[memory] graph` and `graph_step` in `run.json`'s configuration, and `graph.json`
+///   among its files ([`GRAPH_FORMAT_VERSION`]).
+pub const RUN_FORMAT_VERSION: u32 = 8;
 
 /// The oldest version of `run.json` and `ops.json` that [`runs`](crate::runs) reads: each
 /// version since only added keys.
 pub const OLDEST_RUN_FORMAT_VERSION: u32 = 1;
+
+/// The version of `graph.json`, the graph of a step (`[memory] graph`). A change to its format
+/// (the golden file `tests/golden/graph_json_v1.txt`) is a new version.
+///
+/// - 1: the first.
+pub const GRAPH_FORMAT_VERSION: u32 = 1;
 
 /// The `format` of `numerics.jsonl`'s header line.
 pub const NUMERICS_FORMAT: &str = "burn-profiled-numerics";

@@ -19,6 +19,9 @@ use crate::formats::RUN_FORMAT_VERSION;
 use crate::host::{MemoryGuard, MemoryLimitExceeded};
 use crate::memory::{self, MemoryRun, MemorySteps, StepSample};
 use crate::numerics::{NUMERICS_FILE, NonFinite};
+
+/// The graph of a step's file (`[memory] graph`).
+pub const GRAPH_FILE: &str = "graph.json";
 use crate::nvtx::{self, RangeConfig};
 use crate::roofline::Calibration;
 use crate::sinks::numerics;
@@ -267,7 +270,12 @@ impl RunRecorder {
             stopped_by: None,
         };
         let memory_config = &recorder.config.memory;
-        memory::start_kept_alive(memory_config.per_op);
+        // The graph's host frees are the tracking allocator's table's.
+        memory::start_kept_alive(memory_config.per_op || memory_config.graph);
+        if memory_config.graph {
+            let step = (memory_config.graph_step).unwrap_or(recorder.config.stopwatch.warmup_iters);
+            crate::sinks::graph::start(step, crate::sinks::graph::Frees::NotSeen);
+        }
         if memory_config.per_step || memory_config.per_op {
             memory::install_out_of_memory_context();
         }
@@ -281,7 +289,9 @@ impl RunRecorder {
                 crate::dump::global::set_dump_is_compare(crate::dump::CompareSettings::default());
             }
         }
-        if recorder.config.stats.enabled && recorder.config.stats.forward_links {
+        if recorder.config.stats.enabled && recorder.config.stats.forward_links
+            || recorder.config.memory.graph
+        {
             // From the first step: what warm-up makes (an optimizer's state) is known when the
             // measured steps read it.
             stats::start_forward_links();
@@ -344,7 +354,8 @@ impl RunRecorder {
                 host_times_are_launches: self.identity.asynchronous && !config.nvtx.per_op_sync,
                 roofline_in_table: config.roofline.in_table,
                 call_sites: config.stats.call_sites,
-                forward_links: config.stats.forward_links,
+                // The graph's backward ops name their forward ops.
+                forward_links: config.stats.forward_links || config.memory.graph,
             });
         }
         if config.stats.device_time {
@@ -435,6 +446,7 @@ impl RunRecorder {
             self.stopped_by = Some(exceeded.to_string());
         }
         memory::set_step(self.steps);
+        crate::sinks::graph::set_step(self.steps);
         let non_finite = self.config.numerics.enabled().then(|| {
             // What the step queued (a fused device's blocks) runs now, as the step's.
             self.sync.sync();
@@ -609,7 +621,27 @@ impl RunRecorder {
         ) {
             eprintln!("{note}");
         }
-        if config.memory.per_op {
+        if config.memory.graph {
+            let step = config
+                .memory
+                .graph_step
+                .unwrap_or(config.stopwatch.warmup_iters);
+            match crate::sinks::graph::finish() {
+                Some(graph) => {
+                    let path = self.out_dir.join(GRAPH_FILE);
+                    let json =
+                        serde_json::to_string_pretty(&graph).map_err(std::io::Error::other)?;
+                    crate::files::write_atomically(&path, &[json.as_bytes()])?;
+                    files.push(path);
+                }
+                None => eprintln!(
+                    "burn-profiled: no {GRAPH_FILE}: its step {step} (`[memory] graph_step`) \
+                     never ran; the run had {} steps",
+                    self.steps
+                ),
+            }
+        }
+        if config.memory.per_op || config.memory.graph {
             let sampled = (self.memory_steps.as_ref()).map_or_else(Vec::new, MemorySteps::steps);
             memory::finish_kept_alive(&sampled, self.steps);
         }

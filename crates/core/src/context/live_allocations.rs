@@ -32,7 +32,20 @@ pub struct LiveBlock {
 }
 
 static TRACING: AtomicBool = AtomicBool::new(false);
-static TABLE: Mutex<Option<FxHashMap<usize, LiveBlock>>> = Mutex::new(None);
+/// Whether some block is [watched](watch), of any size.
+static WATCHING: AtomicBool = AtomicBool::new(false);
+static TABLE: Mutex<Option<Table>> = Mutex::new(None);
+
+/// The live blocks, and the watched ones.
+#[derive(Default)]
+struct Table {
+    live: FxHashMap<usize, LiveBlock>,
+    /// Blocks whose free is told ([`watch`]), with their tags (tensors that share a buffer
+    /// share its block).
+    watched: FxHashMap<usize, Vec<u32>>,
+    /// The tags of watched blocks freed since [`take_freed`] last ran.
+    freed: Vec<u32>,
+}
 
 thread_local! {
     /// The maker of the blocks this thread makes now: the op it runs, 0 outside ops.
@@ -44,7 +57,7 @@ thread_local! {
 /// Starts keeping blocks, with an empty table.
 pub fn start() {
     with_table(|table| {
-        table.get_or_insert_with(FxHashMap::default).clear();
+        *table = Some(Table::default());
     });
     TRACING.store(true, Ordering::Relaxed);
 }
@@ -57,9 +70,39 @@ pub fn tracing() -> bool {
 /// Stops keeping blocks, and hands over those still alive.
 pub fn stop() -> Vec<LiveBlock> {
     TRACING.store(false, Ordering::Relaxed);
-    with_table(|table| table.take().map(|table| table.into_values().collect()))
+    WATCHING.store(false, Ordering::Relaxed);
+    with_table(|table| table.take().map(|table| table.live.into_values().collect()))
         .flatten()
         .unwrap_or_default()
+}
+
+/// While tracing, the free of the block at `block` (of any size) is told by [`take_freed`] as
+/// `tag`: a tensor's buffer, whose end the graph of a step records.
+pub fn watch(block: usize, tag: u32) {
+    with_table(|table| {
+        if let Some(table) = table {
+            table.watched.entry(block).or_default().push(tag);
+            WATCHING.store(true, Ordering::Relaxed);
+        }
+    });
+}
+
+/// The tags of the watched blocks freed since the last call.
+pub fn take_freed() -> Vec<u32> {
+    with_table(|table| table.as_mut().map(|table| std::mem::take(&mut table.freed)))
+        .flatten()
+        .unwrap_or_default()
+}
+
+/// Forgets the watched blocks (their frees are no longer told).
+pub fn unwatch_all() {
+    WATCHING.store(false, Ordering::Relaxed);
+    with_table(|table| {
+        if let Some(table) = table {
+            table.watched = FxHashMap::default();
+            table.freed.clear();
+        }
+    });
 }
 
 /// Sets the maker of the blocks this thread makes from now on (0: none), and returns the one
@@ -72,7 +115,7 @@ pub fn set_maker(maker: u32) -> u32 {
 
 /// Runs `update` on the table, with this thread marked busy; `None` when this thread already
 /// is (an allocation by the table itself) or is exiting.
-fn with_table<T>(update: impl FnOnce(&mut Option<FxHashMap<usize, LiveBlock>>) -> T) -> Option<T> {
+fn with_table<T>(update: impl FnOnce(&mut Option<Table>) -> T) -> Option<T> {
     let entered = BUSY.try_with(|busy| !busy.replace(true)).unwrap_or(false);
     if !entered {
         return None;
@@ -96,7 +139,7 @@ pub(super) fn allocated(block: *mut u8, bytes: usize, step: impl FnOnce() -> usi
 /// The block at `block`, of `bytes`, was freed.
 #[inline]
 pub(super) fn freed(block: *mut u8, bytes: usize) {
-    if bytes >= MIN_BYTES && TRACING.load(Ordering::Relaxed) {
+    if (bytes >= MIN_BYTES || WATCHING.load(Ordering::Relaxed)) && TRACING.load(Ordering::Relaxed) {
         forget(block);
     }
 }
@@ -109,7 +152,9 @@ pub(super) fn moved(
     (to, bytes): (*mut u8, usize),
     step: impl FnOnce() -> usize,
 ) {
-    if (bytes >= MIN_BYTES || from_bytes >= MIN_BYTES) && TRACING.load(Ordering::Relaxed) {
+    if (bytes >= MIN_BYTES || from_bytes >= MIN_BYTES || WATCHING.load(Ordering::Relaxed))
+        && TRACING.load(Ordering::Relaxed)
+    {
         relocate(from, to, bytes, step() as u32);
     }
 }
@@ -127,7 +172,7 @@ fn keep(block: *mut u8, bytes: usize, step: u32) {
     };
     with_table(|table| {
         if let Some(table) = table {
-            table.insert(block as usize, live);
+            table.live.insert(block as usize, live);
         }
     });
 }
@@ -136,7 +181,10 @@ fn keep(block: *mut u8, bytes: usize, step: u32) {
 fn forget(block: *mut u8) {
     with_table(|table| {
         if let Some(table) = table {
-            table.remove(&(block as usize));
+            table.live.remove(&(block as usize));
+            if let Some(tags) = table.watched.remove(&(block as usize)) {
+                table.freed.extend(tags);
+            }
         }
     });
 }
@@ -146,7 +194,10 @@ fn relocate(from: *mut u8, to: *mut u8, bytes: usize, step: u32) {
     let maker = MAKER.try_with(Cell::get).unwrap_or(0);
     with_table(|table| {
         let Some(table) = table else { return };
-        let kept = table.remove(&(from as usize));
+        if let Some(tags) = table.watched.remove(&(from as usize)) {
+            table.watched.insert(to as usize, tags);
+        }
+        let kept = table.live.remove(&(from as usize));
         let live = match kept {
             Some(kept) => LiveBlock {
                 bytes: bytes as u64,
@@ -160,7 +211,7 @@ fn relocate(from: *mut u8, to: *mut u8, bytes: usize, step: u32) {
             None => return,
         };
         if bytes >= MIN_BYTES {
-            table.insert(to as usize, live);
+            table.live.insert(to as usize, live);
         }
     });
 }
@@ -223,6 +274,23 @@ mod tests {
         let alive = stop();
         assert_eq!(alive.len(), 1, "{alive:?}");
         assert_eq!((alive[0].maker, alive[0].bytes), (3, 8192));
+    }
+
+    #[test]
+    fn a_watched_block_of_any_size_tells_its_free_once_for_each_tag() {
+        let _lock = tests_lock();
+        start();
+        watch(0x1000, 5);
+        watch(0x2000, 6);
+        watch(0x1000, 7);
+        freed(block(0x1000), 16);
+        freed(block(0x3000), 16);
+        assert_eq!(take_freed(), vec![5, 7]);
+        assert_eq!(take_freed(), Vec::<u32>::new());
+        unwatch_all();
+        freed(block(0x2000), 16);
+        assert_eq!(take_freed(), Vec::<u32>::new());
+        let _ = stop();
     }
 
     #[test]

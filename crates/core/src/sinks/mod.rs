@@ -10,8 +10,10 @@
 //! | [`observers`] | the user's [`OpObserver`](observers::OpObserver)s | [`observers::observe`] |
 //! | [`device_time`] | each op's kernels and their device time (CUPTI) | [`device_time::start`] |
 //! | [`numerics`] | each op's output fingerprints, the first NaN or Inf | [`numerics::start`] |
+//! | [`graph`] | one step's ops and tensors, `graph.json` | [`graph::start`] |
 
 pub mod device_time;
+pub mod graph;
 pub mod numerics;
 #[doc(hidden)]
 pub mod observers;
