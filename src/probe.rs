@@ -618,7 +618,16 @@ fn start<B: Backend>(
     let mut graph_inputs = None;
     let link = inputs.map(|mut inputs| {
         let pass = pass_of(phase, stack);
-        let forward = ForwardOp { op, phase, stack };
+        let path = match pass {
+            Pass::Forward => phase::current_path(),
+            _ => 0,
+        };
+        let forward = ForwardOp {
+            op,
+            phase,
+            path,
+            stack,
+        };
         graph_inputs = inputs.seen.take().map(|seen| GraphInputs {
             phase,
             seen,

@@ -12,19 +12,19 @@ use std::hash::{Hash, Hasher};
 use burn_ir::{OperationIr, TensorId, TensorIr, TensorStatus};
 use burn_profiled_core::sinks::graph;
 
-use crate::phases;
+use crate::phases::{self, BlockPhase};
 use burn_profiled_core::context::lineage::{self, ForwardOp, Link, Pass};
 use burn_profiled_core::context::op::Op;
 use rustc_hash::{FxHashSet, FxHasher};
 
-/// The link of the block `op` of `operations` registered in `phase` of step `step`, and its
-/// pass; what it makes is known from now on as made for that link. In the step the graph
+/// The link of the block `op` of `operations` registered as `registered` says, and its pass; what it makes is known from now on as made for that link. In the step the graph
 /// records, the block goes into it ([`graph`]).
 pub(crate) fn link<'a>(
     op: &'static Op,
-    (phase, step): (u32, Option<u32>),
+    registered: BlockPhase,
     operations: impl Iterator<Item = &'a OperationIr>,
 ) -> (Link, Pass) {
+    let BlockPhase { phase, path, step } = registered;
     let operations: Vec<&OperationIr> = operations.collect();
     let pass = lineage::pass_of_phase(phase).unwrap_or(Pass::Forward);
     let mut written: FxHashSet<TensorId> = FxHashSet::default();
@@ -47,6 +47,7 @@ pub(crate) fn link<'a>(
         ForwardOp {
             op,
             phase,
+            path,
             stack: 0,
         },
         pass,

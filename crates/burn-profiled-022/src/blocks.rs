@@ -193,7 +193,8 @@ impl FusionObserver for BlockRecorder {
     fn block_starts(&self, block: BlockOperations<'_>) {
         // Also with everything off: the block's ops are done with their phases, and their
         // tensors are live or freed.
-        let (phase, registered_in) = phases::of_block(block.iter());
+        let registered = phases::of_block(block.iter());
+        let (phase, registered_in) = (registered.phase, registered.step);
         let flags = switches::all();
         let named = flags & (RANGES | STATS | TRACE | DEVICE | LINKS) != 0;
         let op = named.then(|| {
@@ -213,8 +214,7 @@ impl FusionObserver for BlockRecorder {
         let Some(op) = op else {
             return;
         };
-        let link = (flags & LINKS != 0)
-            .then(|| block_links::link(op, (phase, registered_in), block.iter()));
+        let link = (flags & LINKS != 0).then(|| block_links::link(op, registered, block.iter()));
         let shapes =
             (flags & SHAPES != 0 && stats::keyed_by_shapes()).then(|| input_shapes(block.iter()));
         let work =

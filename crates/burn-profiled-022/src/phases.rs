@@ -21,11 +21,13 @@ use burn_std::stream::StreamId;
 use crate::runners::FusionRunner;
 
 thread_local! {
-    /// On the fusion thread: each stream's phase, as its last cursor task set it.
-    static STREAM_PHASES: RefCell<HashMap<StreamId, u32>> = RefCell::new(HashMap::new());
-    /// On the fusion thread: the phase and the step each registered op's outputs were made
-    /// in, until the block that runs the op takes them.
-    static OUTPUT_PHASES: RefCell<HashMap<TensorId, (u32, u32)>> = RefCell::new(HashMap::new());
+    /// On the fusion thread: each stream's phase and range path, as its last cursor task set
+    /// them.
+    static STREAM_PHASES: RefCell<HashMap<StreamId, (u32, u32)>> = RefCell::new(HashMap::new());
+    /// On the fusion thread: the phase, the range path and the step each registered op's
+    /// outputs were made in, until the block that runs the op takes them.
+    static OUTPUT_PHASES: RefCell<HashMap<TensorId, (u32, u32, u32)>> =
+        RefCell::new(HashMap::new());
     /// On the fusion thread: the step of the ops registered now, carried like the phases (the
     /// run's step counter moves on the user's thread, ahead of the registrations queued).
     static REGISTRATION_STEP: Cell<u32> = const { Cell::new(0) };
@@ -38,7 +40,7 @@ static CURSORS: Mutex<Vec<FusionRunner>> = Mutex::new(Vec::new());
 pub(crate) fn follow(handle: FusionRunner) {
     // The user's phase at the start, for the ops this thread registers before it changes.
     let stream = StreamId::current();
-    let now = phase::current();
+    let now = (phase::current(), phase::current_path());
     let step = context_memory::step() as u32;
     handle.submit(move |_| {
         set_stream_phase(stream, now);
@@ -51,13 +53,14 @@ pub(crate) fn follow(handle: FusionRunner) {
     phase::watch(phase_changed);
 }
 
-fn set_stream_phase(stream: StreamId, phase: u32) {
+fn set_stream_phase(stream: StreamId, phase: (u32, u32)) {
     STREAM_PHASES.with_borrow_mut(|phases| phases.insert(stream, phase));
 }
 
 /// The phase of the calling thread changed to `phase`: queue it on every followed device.
 fn phase_changed(phase: u32) {
     let stream = StreamId::current();
+    let phase = (phase, phase::current_path());
     for handle in CURSORS
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
@@ -97,28 +100,38 @@ pub(crate) fn registered(operation: &OperationIr) {
     });
     OUTPUT_PHASES.with_borrow_mut(|outputs| {
         for output in operation.outputs() {
-            outputs.insert(output.id, (phase, step));
+            outputs.insert(output.id, (phase.0, phase.1, step));
         }
     });
 }
 
-/// On the fusion thread, as a block of `operations` starts: the phase and the step its first
-/// op with an output was registered in (0, outside any range, and no step when none has one).
-pub(crate) fn of_block<'a>(
-    operations: impl Iterator<Item = &'a OperationIr>,
-) -> (u32, Option<u32>) {
+/// Where a block was registered: the phase and range path of its first op with an output, and
+/// the step (0, outside any range, and no step when no op has one).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct BlockPhase {
+    pub(crate) phase: u32,
+    pub(crate) path: u32,
+    pub(crate) step: Option<u32>,
+}
+
+/// On the fusion thread, as a block of `operations` starts: where it was registered.
+pub(crate) fn of_block<'a>(operations: impl Iterator<Item = &'a OperationIr>) -> BlockPhase {
     OUTPUT_PHASES.with_borrow_mut(|outputs| {
         if outputs.is_empty() {
-            return (0, None);
+            return BlockPhase::default();
         }
-        let mut phase = None;
+        let mut first = None;
         for operation in operations {
             for output in operation.outputs() {
                 if let Some(made_in) = outputs.remove(&output.id) {
-                    phase.get_or_insert(made_in);
+                    first.get_or_insert(made_in);
                 }
             }
         }
-        phase.map_or((0, None), |(phase, step)| (phase, Some(step)))
+        first.map_or_else(BlockPhase::default, |(phase, path, step)| BlockPhase {
+            phase,
+            path,
+            step: Some(step),
+        })
     })
 }

@@ -74,20 +74,29 @@ pub fn pass_of_phase(phase: u32) -> Option<Pass> {
     pass
 }
 
-/// A forward op as the links name it: its op, phase (innermost user range) and call stack.
+/// A forward op as the links name it: its op, phase (innermost user range), range path and
+/// call stack.
 #[derive(Clone, Copy, Debug)]
 pub struct ForwardOp {
     /// The op.
     pub op: &'static Op,
     /// Its phase ([`phase`](super::phase) id).
     pub phase: u32,
+    /// The path of its user ranges ([`phase::current_path`](super::phase::current_path)), the
+    /// module it is counted in.
+    pub path: u32,
     /// Its call stack (the call-site sink's id), 0 when not taken.
     pub stack: u32,
 }
 
 impl ForwardOp {
-    fn key(&self) -> (usize, u32, u32) {
-        (self.op as *const Op as usize, self.phase, self.stack)
+    fn key(&self) -> (usize, u32, u32, u32) {
+        (
+            self.op as *const Op as usize,
+            self.phase,
+            self.path,
+            self.stack,
+        )
     }
 }
 
@@ -383,6 +392,7 @@ mod tests {
         ForwardOp {
             op,
             phase,
+            path: phase,
             stack: 0,
         }
     }

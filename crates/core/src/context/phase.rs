@@ -6,8 +6,8 @@ use std::collections::HashMap;
 use std::sync::{LazyLock, Mutex, MutexGuard, PoisonError};
 
 thread_local! {
-    /// The open ranges of this thread: their names (for order checks) and phase ids.
-    static STACK: RefCell<Vec<(String, u32)>> = const { RefCell::new(Vec::new()) };
+    /// The open ranges of this thread: their names (for order checks), phase ids and path ids.
+    static STACK: RefCell<Vec<(String, u32, u32)>> = const { RefCell::new(Vec::new()) };
     /// The phase of this thread's ops outside its own ranges: the phase of the thread it runs
     /// work for (a launch thread), 0 otherwise.
     static INHERITED: Cell<u32> = const { Cell::new(0) };
@@ -19,16 +19,21 @@ thread_local! {
     static SOURCE: Cell<Option<PhaseSource>> = const { Cell::new(None) };
 }
 
-/// Phase names by id, and ids by name; id 0 is "outside any range".
+/// Phase names by id, and ids by name; id 0 is "outside any range". The same for paths (the
+/// names of the open ranges, outermost first, joined by `/`), each with its innermost phase.
 struct Phases {
     names: Vec<String>,
     ids: HashMap<String, u32>,
+    paths: Vec<(String, u32)>,
+    path_ids: HashMap<String, u32>,
 }
 
 static PHASES: LazyLock<Mutex<Phases>> = LazyLock::new(|| {
     Mutex::new(Phases {
         names: vec!["-".to_owned()],
         ids: HashMap::new(),
+        paths: vec![("-".to_owned(), 0)],
+        path_ids: HashMap::new(),
     })
 });
 
@@ -36,15 +41,36 @@ fn phases() -> MutexGuard<'static, Phases> {
     PHASES.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-fn phase_id(name: &str) -> u32 {
-    let mut phases = phases();
-    if let Some(&id) = phases.ids.get(name) {
-        return id;
+impl Phases {
+    fn phase_id(&mut self, name: &str) -> u32 {
+        if let Some(&id) = self.ids.get(name) {
+            return id;
+        }
+        let id = self.names.len() as u32;
+        self.names.push(name.to_owned());
+        self.ids.insert(name.to_owned(), id);
+        id
     }
-    let id = phases.names.len() as u32;
-    phases.names.push(name.to_owned());
-    phases.ids.insert(name.to_owned(), id);
-    id
+
+    /// The path of a range `name` (phase `phase`) opened inside the range of path `parent` (0:
+    /// none).
+    fn path_id(&mut self, parent: u32, name: &str, phase: u32) -> u32 {
+        let path = match self.paths.get(parent as usize) {
+            Some((parent, _)) if parent_is_a_range(parent) => format!("{parent}/{name}"),
+            _ => name.to_owned(),
+        };
+        if let Some(&id) = self.path_ids.get(&path) {
+            return id;
+        }
+        let id = self.paths.len() as u32;
+        self.paths.push((path.clone(), phase));
+        self.path_ids.insert(path, id);
+        id
+    }
+}
+
+fn parent_is_a_range(path: &str) -> bool {
+    path != "-"
 }
 
 /// Told of every change of a thread's phase, on that thread, with the new phase: work that
@@ -64,27 +90,64 @@ fn changed() {
 
 /// A range named `name` opened on this thread.
 pub fn push(name: String) {
-    let id = phase_id(&name);
-    STACK.with_borrow_mut(|stack| stack.push((name, id)));
+    let parent = STACK.with_borrow(|stack| stack.last().map_or(0, |(_, _, path)| *path));
+    let (id, path) = {
+        let mut phases = phases();
+        let id = phases.phase_id(&name);
+        (id, phases.path_id(parent, &name, id))
+    };
+    STACK.with_borrow_mut(|stack| stack.push((name, id, path)));
     changed();
 }
 
 /// This thread's innermost range closed; its name, `None` when none was open.
 pub fn pop() -> Option<String> {
-    let popped = STACK.with_borrow_mut(|stack| stack.pop().map(|(name, _)| name));
+    let popped = STACK.with_borrow_mut(|stack| stack.pop().map(|(name, _, _)| name));
     changed();
     popped
 }
 
 /// The names of this thread's open ranges, outermost first.
 pub fn open_ranges() -> Vec<String> {
-    STACK.with_borrow(|stack| stack.iter().map(|(name, _)| name.clone()).collect())
+    STACK.with_borrow(|stack| stack.iter().map(|(name, _, _)| name.clone()).collect())
 }
 
 /// The id of this thread's innermost open range (0 outside any).
 #[inline]
 pub fn current() -> u32 {
-    STACK.with_borrow(|stack| stack.last().map_or_else(outside_ranges, |(_, id)| *id))
+    STACK.with_borrow(|stack| stack.last().map_or_else(outside_ranges, |(_, id, _)| *id))
+}
+
+/// The path of this thread's open ranges (their names, outermost first, joined by `/`) as an
+/// id for [`path_name`]; outside its own ranges, the path of the phase it runs in (a phase
+/// from another thread is known by its name alone). 0 outside any range.
+pub fn current_path() -> u32 {
+    match STACK.with_borrow(|stack| stack.last().map(|(_, _, path)| *path)) {
+        Some(path) => path,
+        None => path_of_phase(outside_ranges()),
+    }
+}
+
+/// The path of a top-level range of phase `phase` (0 for 0).
+pub fn path_of_phase(phase: u32) -> u32 {
+    if phase == 0 {
+        return 0;
+    }
+    let mut phases = phases();
+    let name = phases
+        .names
+        .get(phase as usize)
+        .cloned()
+        .unwrap_or_default();
+    phases.path_id(0, &name, phase)
+}
+
+/// The text of a path id (`forward/attention`; `-` for 0, outside any range).
+pub fn path_name(path: u32) -> String {
+    phases()
+        .paths
+        .get(path as usize)
+        .map_or_else(|| "-".to_owned(), |(path, _)| path.clone())
 }
 
 fn outside_ranges() -> u32 {

@@ -470,6 +470,7 @@ mod tests {
         let forward = ForwardOp {
             op,
             phase: 0,
+            path: 0,
             stack: 0,
         };
         let link = lineage::link(forward, pass, &ids);

@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use super::report::{Snapshot, phase_name};
 use crate::call_sites;
-use crate::context::lineage::{self, Pass};
+use crate::context::lineage::{self, ForwardOp, Pass};
 use crate::context::phase;
 
 /// The module of backward and optimizer ops linked to no forward op.
@@ -19,7 +19,8 @@ pub const NOT_LINKED: &str = "(not linked)";
 /// What the time per module is keyed by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ModuleKey {
-    /// The forward phase: the innermost user range of the forward ops.
+    /// The forward module: the path of the user ranges the forward ops ran in, outermost
+    /// first (`forward/attention`).
     Phase,
     /// The forward call site: the innermost function of the user's code the forward op was
     /// called from (needs [`StatsConfig::call_sites`](super::StatsConfig::call_sites)).
@@ -29,8 +30,8 @@ pub enum ModuleKey {
 /// One module's time: its forward ops', and the backward and optimizer ops' that work for them.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ModuleRow {
-    /// The forward phase (innermost user range of the forward ops, `-` outside any), or the
-    /// forward call site (`-` where the stack has no frame of the user's), or [`NOT_LINKED`].
+    /// The forward module (the path of the forward ops' user ranges, `forward/attention`, `-`
+    /// outside any), or the forward call site (`-` where the stack has no frame of the user's), or [`NOT_LINKED`].
     pub module: String,
     /// Time of its forward ops, in nanoseconds: device time where it was recorded, else host.
     pub forward_ns: u64,
@@ -55,11 +56,10 @@ impl Snapshot {
     /// [`modules`](Self::modules) keyed by `key`: by forward call site, each line of the
     /// model's code with the backward and optimizer time of the ops it called.
     pub fn modules_by(&self, by: ModuleKey) -> Vec<ModuleRow> {
-        let module_of = |phase: u32, stack: u32| match by {
-            ModuleKey::Phase => phase::name(phase),
-            ModuleKey::CallSite => {
-                call_sites::call_site(stack).map_or_else(|| "-".to_owned(), |site| site.to_string())
-            }
+        let module_of = |forward: &ForwardOp| match by {
+            ModuleKey::Phase => phase::path_name(forward.path),
+            ModuleKey::CallSite => call_sites::call_site(forward.stack)
+                .map_or_else(|| "-".to_owned(), |site| site.to_string()),
         };
         let device = self.has_device_time();
         let mut by_module: HashMap<String, [Duration; 3]> = HashMap::new();
@@ -70,12 +70,22 @@ impl Snapshot {
                 aggregate.total
             };
             let phase = phase_name(key);
+            let forward = lineage::forward_op(key.forward);
             let (module, pass) = match Pass::of_range(&phase) {
-                None if by == ModuleKey::Phase => (phase, 0),
-                None => (module_of(key.phase, key.stack), 0),
+                // A forward op is its own forward op, with its range path and call site.
+                None => match (forward, by) {
+                    (Some(forward), _) => (module_of(&forward), 0),
+                    (None, ModuleKey::Phase) => (phase, 0),
+                    (None, ModuleKey::CallSite) => (
+                        call_sites::call_site(key.stack)
+                            .map_or_else(|| "-".to_owned(), |site| site.to_string()),
+                        0,
+                    ),
+                },
                 Some(pass) => {
-                    let module = lineage::forward_op(key.forward)
-                        .map_or_else(|| NOT_LINKED.to_owned(), |op| module_of(op.phase, op.stack));
+                    let module = forward
+                        .as_ref()
+                        .map_or_else(|| NOT_LINKED.to_owned(), module_of);
                     (module, if pass == Pass::Backward { 1 } else { 2 })
                 }
             };
@@ -176,14 +186,18 @@ mod tests {
     static SUB: Op = Op::new("modules_float_sub\0");
     static ONES: Op = Op::new("modules_float_ones\0");
 
-    /// `op` run in a user range named `range` for `us` µs, linked as the probe links it.
-    fn run(op: &'static Op, range: &str, us: u64, inputs: &[u64], outputs: &[u64]) {
-        phase::push(range.to_owned());
+    /// `op` run in the user ranges `ranges` (`forward/conv`: `conv` inside `forward`) for `us`
+    /// µs, linked as the probe links it.
+    fn run(op: &'static Op, ranges: &str, us: u64, inputs: &[u64], outputs: &[u64]) {
+        for range in ranges.split('/') {
+            phase::push(range.to_owned());
+        }
         let phase = phase::current();
         let pass = lineage::pass_of_phase(phase).unwrap_or(Pass::Forward);
         let forward = ForwardOp {
             op,
             phase,
+            path: phase::current_path(),
             stack: 0,
         };
         let link = lineage::link(forward, pass, inputs);
@@ -196,7 +210,9 @@ mod tests {
             None,
             None,
         );
-        phase::pop();
+        for _ in ranges.split('/') {
+            phase::pop();
+        }
     }
 
     #[test]
@@ -208,9 +224,10 @@ mod tests {
             forward_links: true,
             ..stats::StatsConfig::default()
         });
+        // A module is the path of its ranges: the model's `forward` holds `conv` and `head`.
         // conv: x (1), kernel (2) -> y (3); head: y, weight (4) -> logits (5).
-        run(&CONV, "conv", 100, &[1, 2], &[3]);
-        run(&LINEAR, "head", 40, &[3, 4], &[5]);
+        run(&CONV, "forward/conv", 100, &[1, 2], &[3]);
+        run(&LINEAR, "forward/head", 40, &[3, 4], &[5]);
         run(&CONV_BACKWARD, "backward", 300, &[2, 6], &[7]);
         run(&SUB, "optimizer", 20, &[4, 8], &[9]);
         // Nothing in any module reads what it reads: the op before it was the forward's last.
@@ -222,9 +239,9 @@ mod tests {
             snapshot.modules_table(super::ModuleKey::Phase, "ops_by_module.json"),
             "Time per module (host time; backward and optimizer ops by the forward op they work \
              for; ops_by_module.json):\n\
-             Module       Forward      Backward     Optimizer         Total   Total %\n\
-             conv       100.000us     300.000us       0.000us     400.000us    86.96%\n\
-             head        40.000us       0.000us      20.000us      60.000us    13.04%\n"
+             Module             Forward      Backward     Optimizer         Total   Total %\n\
+             forward/conv     100.000us     300.000us       0.000us     400.000us    86.96%\n\
+             forward/head      40.000us       0.000us      20.000us      60.000us    13.04%\n"
         );
         let json: serde_json::Value =
             serde_json::from_str(&snapshot.modules_json(super::ModuleKey::Phase))
@@ -235,9 +252,9 @@ mod tests {
                 "format_version": super::super::FORMAT_VERSION,
                 "time": "host",
                 "modules": [
-                    {"module": "conv", "forward_ns": 100_000, "backward_ns": 300_000,
+                    {"module": "forward/conv", "forward_ns": 100_000, "backward_ns": 300_000,
                      "optimizer_ns": 0, "total_ns": 400_000, "total_percent": 400.0 / 460.0 * 100.0},
-                    {"module": "head", "forward_ns": 40_000, "backward_ns": 0,
+                    {"module": "forward/head", "forward_ns": 40_000, "backward_ns": 0,
                      "optimizer_ns": 20_000, "total_ns": 60_000, "total_percent": 60.0 / 460.0 * 100.0},
                 ],
             })
