@@ -4,10 +4,20 @@
 //! Known for NdArray and CubeCL's wgpu and CUDA tensors; `None` for other backends (and for
 //! fused tensors, whose blocks are probed whole).
 
-#[cfg(any(feature = "ndarray", feature = "wgpu", feature = "cuda"))]
+#[cfg(any(
+    feature = "ndarray",
+    feature = "wgpu",
+    feature = "cuda",
+    feature = "fusion"
+))]
 use rustc_hash::FxHasher;
 use std::any::Any;
-#[cfg(any(feature = "ndarray", feature = "wgpu", feature = "cuda"))]
+#[cfg(any(
+    feature = "ndarray",
+    feature = "wgpu",
+    feature = "cuda",
+    feature = "fusion"
+))]
 use std::hash::{Hash, Hasher};
 
 use burn_backend::TensorMetadata;
@@ -70,28 +80,41 @@ fn ndarray_identity(tensor: &burn::backend::ndarray::NdArrayTensor) -> u64 {
     hasher.finish()
 }
 
-/// A CubeCL tensor's buffer id: cubecl-runtime 0.10 keeps its `ManagedMemoryId` private and
-/// shows it only in the handle's `Debug` text (`Handle { id: ManagedMemoryHandle {
-/// descriptor: ManagedMemoryDescriptor { id: ManagedMemoryId { value: 7 }, ..`), read there.
+/// A CubeCL tensor's identity: its buffer's id, its offset, shape, strides and dtype.
 #[cfg(any(feature = "wgpu", feature = "cuda"))]
 fn cube_identity<R: burn_cubecl::CubeRuntime>(
     tensor: &burn_cubecl::tensor::CubeTensor<R>,
 ) -> Option<u64> {
+    cube_buffer_identity(
+        &tensor.handle,
+        tensor.meta.shape(),
+        tensor.meta.strides(),
+        tensor.dtype,
+    )
+}
+
+/// The identity of a CubeCL buffer seen with `shape`, `strides` and `dtype`: the same for a
+/// tensor of CubeCL's backend ([`identity`]) and for a fused block's handle of the same
+/// buffer, so that blocks and the ops fusion runs unfused link to each other.
+///
+/// cubecl-runtime 0.10 keeps the buffer's `ManagedMemoryId` private and shows it only in the
+/// handle's `Debug` text (`Handle { id: ManagedMemoryHandle { descriptor:
+/// ManagedMemoryDescriptor { id: ManagedMemoryId { value: 7 }, ..`), read there.
+#[cfg(any(feature = "wgpu", feature = "cuda", feature = "fusion"))]
+pub(crate) fn cube_buffer_identity(
+    handle: &burn_cubecl::cubecl::server::Handle,
+    shape: &[usize],
+    strides: &[usize],
+    dtype: burn_backend::DType,
+) -> Option<u64> {
     const ID: &str = "ManagedMemoryId { value: ";
-    let text = format!("{:?}", tensor.handle);
+    let text = format!("{handle:?}");
     let at = text.find(ID)? + ID.len();
     let digits = &text[at..];
     let end = digits.find(|c: char| !c.is_ascii_digit())?;
     let memory: u64 = digits[..end].parse().ok()?;
     let mut hasher = FxHasher::default();
-    (
-        memory,
-        tensor.handle.offset_start,
-        tensor.meta.shape(),
-        tensor.meta.strides(),
-        tensor.dtype,
-    )
-        .hash(&mut hasher);
+    (memory, handle.offset_start, shape, strides, dtype).hash(&mut hasher);
     Some(hasher.finish())
 }
 
@@ -130,6 +153,21 @@ impl Identities {
     /// Some tensor's identity is not known (an op whose tensors were not collected).
     pub(crate) fn unknown(&mut self) {
         self.complete = false;
+    }
+
+    /// A tensor known by `id`, of `shape` and `dtype`, with no host buffer (a fused block's).
+    #[cfg(feature = "fusion")]
+    pub(crate) fn add_known(&mut self, id: u64, shape: &[usize], dtype: burn_backend::DType) {
+        self.ids.push(id);
+        if let Some(seen) = &mut self.seen {
+            let tensor_seen = TensorSeen {
+                id,
+                bytes: (shape.iter().product::<usize>() * dtype.size()) as u64,
+                shape: shape.to_vec(),
+                dtype: format!("{dtype:?}").to_lowercase(),
+            };
+            seen.push((tensor_seen, None));
+        }
     }
 }
 

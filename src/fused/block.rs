@@ -10,6 +10,7 @@ use burn_ir::TensorId;
 use serde::{Deserialize, Serialize};
 
 use super::ProfiledCubeRuntime;
+use super::block_identity;
 use super::block_io::BlockIo;
 use super::block_numerics;
 use super::registration;
@@ -140,16 +141,21 @@ impl<R: CubeRuntime> Optimization<ProfiledCubeRuntime<R>> for FusedBlock<R> {
             let numerics = crate::numerics_path::numerics_wanted(flags)
                 .map(|wanted| (wanted, block_numerics::inputs_before(io, context, wanted)));
             {
+                let tensors = io.reads_and_writes();
+                let (reads, writes) = match &tensors {
+                    Some((reads, writes)) => (Some(reads.as_slice()), Some(writes.as_slice())),
+                    None => (None, None),
+                };
                 let mut op = probe::op::<SyncBackend<R>>(
                     self.op,
                     flags,
                     || Some(device),
                     args,
-                    // A block's tensors are burn-fusion's: not linked yet.
-                    crate::tensor_identity::Identities::unknown,
+                    |ids| block_identity::collect(context, reads, true, ids),
                 );
                 op.counted_work(|| io.work(context));
                 self.run(context, execution);
+                op.made(|ids| block_identity::collect(context, writes, false, ids));
             }
             if let Some((wanted, before)) = numerics {
                 block_numerics::record(&self.io, context, wanted, before);

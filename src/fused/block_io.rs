@@ -113,6 +113,28 @@ impl BlockIo {
         work::of_block(&block)
     }
 
+    /// Every tensor the block reads that none of its ops wrote before, and every tensor it
+    /// writes, in relative ids; `None` for the states of older versions (no op's tensors).
+    pub(super) fn reads_and_writes(&self) -> Option<(Vec<TensorId>, Vec<TensorId>)> {
+        if self.tensors.len() != self.ops.len() {
+            return None;
+        }
+        let (mut reads, mut writes): (Vec<TensorId>, Vec<TensorId>) = (Vec::new(), Vec::new());
+        for op in &self.tensors {
+            for input in &op.inputs {
+                if !writes.contains(input) && !reads.contains(input) {
+                    reads.push(*input);
+                }
+            }
+            for output in &op.outputs {
+                if !writes.contains(output) {
+                    writes.push(*output);
+                }
+            }
+        }
+        Some((reads, writes))
+    }
+
     /// Each fused op's tensors, in the order the block runs them.
     pub(super) fn op_tensors(&self) -> &[OpTensors] {
         &self.tensors

@@ -37,6 +37,7 @@
 
 mod backend;
 mod block;
+mod block_identity;
 mod block_io;
 mod block_numerics;
 mod fuser;

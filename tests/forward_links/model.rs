@@ -50,6 +50,12 @@ pub struct Run {
 /// `steps` training steps on `device` with statistics, forward links and the timeline on.
 /// Statistics and the timeline are process-wide: callers take turns.
 pub fn trained<B: AutodiffBackend>(device: &B::Device, steps: usize) -> Run {
+    trained_syncing::<B>(device, steps, false)
+}
+
+/// [`trained`], with the device synced at each step's end, outside any range, when `sync`: a
+/// fused backend runs the step's ops then, while statistics record.
+pub fn trained_syncing<B: AutodiffBackend>(device: &B::Device, steps: usize, sync: bool) -> Run {
     static RANGES: std::sync::Once = std::sync::Once::new();
     RANGES.call_once(|| nvtx::enable(nvtx::RangeConfig::new()));
     let mut model = TwoModules::<B>::new(device);
@@ -71,6 +77,9 @@ pub fn trained<B: AutodiffBackend>(device: &B::Device, steps: usize) -> Run {
             let grads = GradientsParams::from_grads(grads, &model);
             optimizer.step(1e-3, model, grads)
         });
+        if sync {
+            B::sync(device).expect("the device syncs");
+        }
     }
     stats::stop();
     trace::stop();
