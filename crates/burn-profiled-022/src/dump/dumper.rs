@@ -3,10 +3,11 @@
 use std::ops::{Deref, DerefMut};
 use std::path::PathBuf;
 
-use burn::tensor::Gradients;
-use burn_profiled_core::dump::{self as core_dump, DumpError};
+use burn::tensor::{Gradients, Tensor};
+use burn_profiled_core::dump::{self as core_dump, AddOptions, DumpError};
 
 use super::grads::{self, GradValues};
+use super::tap;
 
 /// A tensor dumper writing to one directory: the original `TensorDumper` once enabled, as a
 /// value, writing the same files as Burn 0.21's (a dump of either compares with the other's
@@ -70,6 +71,34 @@ impl TensorDumper {
     /// user's `loss.backward()`).
     pub fn set_gradients_from(&mut self, grads: &Gradients) -> Result<(), DumpError> {
         set_gradients_from(&mut self.0, grads)
+    }
+
+    /// Places a gradient tap on the intermediate `tensor` and returns the tensor to use from
+    /// here on (the same values, to the bit): the next gradients set
+    /// ([`set_gradients`](Self::set_gradients), [`set_gradients_from`](Self::set_gradients_from))
+    /// put the gradient of the loss with respect to it at `path` in `grads.json` (`null` when
+    /// the backward did not reach it, `` "`.requires_grad == False`" `` when autodiff does not
+    /// track it). Training is unchanged: the tap adds a leaf of negative zeros to the tensor
+    /// and reads the leaf's gradient.
+    ///
+    /// ```no_run
+    /// use burn::tensor::{Device, DeviceKind, Tensor};
+    /// use burn_profiled_022::dump::{AddOptions, DumpType, TensorDumper};
+    ///
+    /// let device = Device::wgpu(DeviceKind::DefaultDevice).autodiff();
+    /// let mut dumper = TensorDumper::new("target/dumps");
+    /// let x = Tensor::<1>::from_floats([1.0, 2.0], &device).require_grad();
+    /// let y = dumper.grad_tap("y", x * 3.0, AddOptions::new(DumpType::Json)).unwrap();
+    /// let _grads = dumper.set_gradients(y.powi_scalar(2).sum()).unwrap();
+    /// dumper.dump(true).unwrap(); // grads.json: {"y": [6.0, 12.0]}, dz/dy = 2y
+    /// ```
+    pub fn grad_tap<const D: usize>(
+        &mut self,
+        path: &str,
+        tensor: Tensor<D>,
+        options: AddOptions,
+    ) -> Result<Tensor<D>, DumpError> {
+        tap::grad_tap(&mut self.0, path, tensor, options)
     }
 }
 

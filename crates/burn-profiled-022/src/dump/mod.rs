@@ -8,8 +8,9 @@
 //! [`ToDump`]: Burn 0.22 tensors (`Tensor<D, K>`, `&Tensor`, `TensorData`), numbers, strings,
 //! lists, [`Map`]s, user types through converters. Gradients of autodiff tensors are added
 //! with [`TensorDumper::add_grad_data`](burn_profiled_core::dump::TensorDumper::add_grad_data) and computed by [`TensorDumper::set_gradients`] or
-//! taken from the user's backward with [`TensorDumper::set_gradients_from`]. Burn 0.21's
-//! gradient taps on intermediate tensors and ragged batches are not here yet.
+//! taken from the user's backward with [`TensorDumper::set_gradients_from`]; those of
+//! intermediate tensors through gradient taps ([`TensorDumper::grad_tap`]). Burn 0.21's
+//! ragged batches are not here yet.
 
 pub use burn_profiled_core::dump::{
     Action, AddOptions, CompareSettings, DumpError, DumpType, Map, ToDump, Value, blob, compare,
@@ -20,6 +21,7 @@ mod dumper;
 pub mod global;
 mod grad_of;
 mod grads;
+mod tap;
 pub(crate) mod tensors;
 
 pub use dumper::TensorDumper;
