@@ -7,6 +7,7 @@ use burn::tensor::{Gradients, Tensor};
 use burn_profiled_core::dump::{self as core_dump, AddOptions, DumpError};
 
 use super::grads::{self, GradValues};
+use super::ragged::{self, RaggedBatch};
 use super::tap;
 
 /// A tensor dumper writing to one directory: the original `TensorDumper` once enabled, as a
@@ -99,6 +100,13 @@ impl TensorDumper {
         options: AddOptions,
     ) -> Result<Tensor<D>, DumpError> {
         tap::grad_tap(&mut self.0, path, tensor, options)
+    }
+
+    /// Registers the converter for the ragged-batch type `R`: per sample (a list of tensors
+    /// cropped to each sample's size) or as `{"data", "sample_sizes", "non_uniform_dim",
+    /// "num_batch_dims"}`. Call again to switch between adds.
+    pub fn enable_ragged_batch_dumping<R: RaggedBatch>(&mut self, as_per_sample: bool) {
+        ragged::register::<R>(self.0.converters_mut(), as_per_sample);
     }
 }
 

@@ -13,6 +13,7 @@ pub use burn_profiled_core::dump::global::{
 use burn_profiled_core::dump::{AddOptions, DumpError};
 
 use super::grads::GradValues;
+use super::ragged::{self, RaggedBatch};
 use super::{dumper, tap};
 
 /// See [`TensorDumper::set_gradients`](super::TensorDumper::set_gradients); no backward runs
@@ -38,4 +39,9 @@ pub fn grad_tap<const D: usize>(
     }
     with(|d| tap::grad_tap(d, path, tensor, options))
         .unwrap_or_else(|| Err(DumpError::Gradients("the dumper is not enabled".into())))
+}
+
+/// See [`TensorDumper::enable_ragged_batch_dumping`](super::TensorDumper::enable_ragged_batch_dumping).
+pub fn enable_ragged_batch_dumping<R: RaggedBatch>(as_per_sample: bool) {
+    with(|d| ragged::register::<R>(d.converters_mut(), as_per_sample));
 }

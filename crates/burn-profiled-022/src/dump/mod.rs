@@ -9,8 +9,8 @@
 //! lists, [`Map`]s, user types through converters. Gradients of autodiff tensors are added
 //! with [`TensorDumper::add_grad_data`](burn_profiled_core::dump::TensorDumper::add_grad_data) and computed by [`TensorDumper::set_gradients`] or
 //! taken from the user's backward with [`TensorDumper::set_gradients_from`]; those of
-//! intermediate tensors through gradient taps ([`TensorDumper::grad_tap`]). Burn 0.21's
-//! ragged batches are not here yet.
+//! intermediate tensors through gradient taps ([`TensorDumper::grad_tap`]). A user's padded
+//! batch type dumps per sample or as a map ([`RaggedBatch`]).
 
 pub use burn_profiled_core::dump::{
     Action, AddOptions, CompareSettings, DumpError, DumpType, Map, ToDump, Value, blob, compare,
@@ -21,10 +21,12 @@ mod dumper;
 pub mod global;
 mod grad_of;
 mod grads;
+mod ragged;
 mod tap;
 pub(crate) mod tensors;
 
 pub use dumper::TensorDumper;
 pub use grads::{GradValues, REQUIRES_GRAD_FALSE};
+pub use ragged::RaggedBatch;
 #[doc(hidden)]
 pub use tensors::Burn022;

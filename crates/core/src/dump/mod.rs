@@ -14,6 +14,7 @@ mod error;
 mod format;
 pub mod global;
 mod options;
+pub mod ragged;
 mod tree;
 mod value;
 pub mod value_sink;
