@@ -8,7 +8,8 @@
 //!
 //! On `Device::default()` (CUDA with `--features cuda`, else wgpu: Mesa's lavapipe without a
 //! GPU), autodiff on. burn-train's dashboard shows `Step Time` and `Top Op Share` next to
-//! loss and accuracy. At the end: burn-train's summary, the stopwatch report and the op table,
+//! loss and accuracy; where stdout is not a terminal, a plain line every 5 iterations
+//! (`PlainProgress`). At the end: burn-train's summary, the stopwatch report and the op table,
 //! and `trace.json`, `ops.json`, `run.json` in the output directory (burn-train's own files go
 //! to `DIR/learner`); with `debug`, the last step's batch under `dumps/`.
 
@@ -28,7 +29,7 @@ use burn::train::{
 use burn_profiled_022::config::{Preset, RuntimeConfig};
 use burn_profiled_022::dump::Map;
 use burn_profiled_022::nvtx;
-use burn_profiled_022::train::TrainProfiling;
+use burn_profiled_022::train::{PlainProgress, TrainProfiling};
 use clap::Parser;
 
 #[path = "common/vision.rs"]
@@ -133,7 +134,7 @@ fn main() {
             .with("images", &batch.images)
             .with("labels", &batch.labels)
     });
-    let training = SupervisedTraining::new(args.out.join("learner"), train, loader(2, 10_000))
+    let mut training = SupervisedTraining::new(args.out.join("learner"), train, loader(2, 10_000))
         .metric_train_numeric(LossMetric::new())
         .metric_valid_numeric(LossMetric::new())
         .metric_train_numeric(AccuracyMetric::new())
@@ -142,6 +143,11 @@ fn main() {
         .metric_train_numeric(profiling.top_op_metric())
         .num_epochs(args.epochs)
         .summary();
+    if !std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+        // burn-train's terminal UI cannot draw: a line every 5 iterations instead of its
+        // `ProgressSnapshot { .. }` dump of every one.
+        training = training.renderer(Box::new(PlainProgress::every(5)));
+    }
     profiling.set_interrupter(training.interrupter());
     let learner = Learner::new(
         VisionModel::new(&device),

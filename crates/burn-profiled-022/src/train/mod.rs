@@ -35,11 +35,13 @@
 //! `dump::global::set_gradients_from(&grads)` in your `TrainStep::step`.
 //!
 //! burn-train's dashboard can show the step time and the top block's share of op time
-//! ([`TrainProfiling::step_time_metric`], [`TrainProfiling::top_op_metric`]). Burn 0.21's
-//! plain progress renderer is not here yet.
+//! ([`TrainProfiling::step_time_metric`], [`TrainProfiling::top_op_metric`]). Where its
+//! terminal UI cannot draw (output not a terminal), [`PlainProgress`] prints a readable line
+//! every few iterations.
 
 mod loader;
 mod metrics;
+mod progress;
 
 use std::io;
 use std::path::PathBuf;
@@ -54,6 +56,7 @@ use burn_profiled_core::train_steps::TrainSteps;
 use crate::{RunSummary, Session};
 pub use loader::ProfiledLoader;
 pub use metrics::{StepTimeMetric, TopOpMetric};
+pub use progress::PlainProgress;
 
 /// Drives a [`Session`] from a burn-train `Learner` run: see the [module docs](self).
 #[derive(Clone)]
