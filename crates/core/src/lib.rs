@@ -57,6 +57,7 @@ pub mod runs;
 pub mod shape;
 pub mod stopwatch;
 #[doc(hidden)]
+pub mod train_progress;
 pub mod train_steps;
 pub mod work;
 

@@ -2,14 +2,13 @@
 //! pipe): one readable line every few iterations, where burn-train's own renderer prints a
 //! `ProgressSnapshot { .. }` debug dump for every one.
 
-use std::collections::HashMap;
-
 use burn::train::logger::{EvaluationProgressLogger, TrainingProgressLogger};
 use burn::train::metric::{MetricDefinition, MetricId};
 use burn::train::renderer::{
     EvaluationName, MetricState, MetricsRenderer, MetricsRendererEvaluation,
     MetricsRendererTraining,
 };
+use burn_profiled_core::train_progress::{Progress, ProgressLines};
 
 /// Prints `train epoch 1/2, iteration 40, items 1280/5120: Loss 2.301, Step time 12.3 ms` every
 /// `every` iterations and at each split's last item, for training and validation, on stdout,
@@ -27,14 +26,11 @@ use burn::train::renderer::{
 /// # let _ = plain;
 /// ```
 pub struct PlainProgress {
-    every: usize,
-    names: HashMap<MetricId, String>,
-    /// The latest formatted value of each metric, in the order first seen, per split.
-    train: Vec<(MetricId, String)>,
-    valid: Vec<(MetricId, String)>,
+    lines: ProgressLines<MetricId>,
     /// The current epoch (from 1) and the number of epochs.
     epoch: (usize, usize),
-    /// The split running, its items, and the iterations counted in it.
+    /// The split running: whether it is training's, its items, and the iterations counted in
+    /// it.
     split: Split,
     /// Training iterations since the start (validation's count from each split's start).
     train_iterations: usize,
@@ -42,7 +38,7 @@ pub struct PlainProgress {
 
 #[derive(Default)]
 struct Split {
-    name: String,
+    train: bool,
     items: usize,
     iterations: usize,
 }
@@ -51,10 +47,7 @@ impl PlainProgress {
     /// A line every `every` iterations (and at each split's last); 0 counts as 1.
     pub fn every(every: usize) -> Self {
         PlainProgress {
-            every: every.max(1),
-            names: HashMap::new(),
-            train: Vec::new(),
-            valid: Vec::new(),
+            lines: ProgressLines::every(every),
             epoch: (1, 0),
             split: Split::default(),
             train_iterations: 0,
@@ -64,58 +57,36 @@ impl PlainProgress {
     /// The split's progress reached `items_processed`: the line, when one is due.
     fn line(&mut self, items_processed: usize) -> Option<String> {
         self.split.iterations += 1;
-        let training = self.split.name == "train";
-        if training {
+        if self.split.train {
             self.train_iterations += 1;
         }
-        let iteration = match training {
-            true => self.train_iterations,
-            false => self.split.iterations,
+        let progress = Progress {
+            epoch: self.epoch,
+            iteration: match self.split.train {
+                true => self.train_iterations,
+                false => self.split.iterations,
+            },
+            items: (items_processed, self.split.items),
         };
-        let last = items_processed >= self.split.items;
-        if !iteration.is_multiple_of(self.every) && !last {
-            return None;
-        }
-        let values = match training {
-            true => &self.train,
-            false => &self.valid,
-        };
-        let metrics: Vec<String> = values
-            .iter()
-            .map(|(id, value)| {
-                let name = self.names.get(id).map_or("?", String::as_str);
-                format!("{name} {value}")
-            })
-            .collect();
-        Some(format!(
-            "{} epoch {}/{}, iteration {iteration}, items {items_processed}/{}: {}",
-            self.split.name,
-            self.epoch.0,
-            self.epoch.1,
-            self.split.items,
-            metrics.join(", ")
-        ))
+        self.lines.line(self.split.train, progress)
     }
-}
 
-fn update(values: &mut Vec<(MetricId, String)>, state: MetricState) {
-    let entry = match state {
-        MetricState::Generic(entry) | MetricState::Numeric(entry, _) => entry,
-    };
-    let value = entry.serialized_entry.formatted;
-    match values.iter_mut().find(|(id, _)| *id == entry.metric_id) {
-        Some((_, old)) => *old = value,
-        None => values.push((entry.metric_id, value)),
+    fn update(&mut self, train: bool, state: MetricState) {
+        let entry = match state {
+            MetricState::Generic(entry) | MetricState::Numeric(entry, _) => entry,
+        };
+        self.lines
+            .update(train, entry.metric_id, entry.serialized_entry.formatted);
     }
 }
 
 impl MetricsRendererTraining for PlainProgress {
     fn update_train(&mut self, state: MetricState) {
-        update(&mut self.train, state);
+        self.update(true, state);
     }
 
     fn update_valid(&mut self, state: MetricState) {
-        update(&mut self.valid, state);
+        self.update(false, state);
     }
 }
 
@@ -136,7 +107,7 @@ impl TrainingProgressLogger for PlainProgress {
 
     fn start_split(&mut self, split: &str, total_items: usize) {
         self.split = Split {
-            name: split.to_owned(),
+            train: split == "train",
             items: total_items,
             iterations: 0,
         };
@@ -177,8 +148,8 @@ impl MetricsRenderer for PlainProgress {
     fn manual_close(&mut self) {}
 
     fn register_metric(&mut self, definition: MetricDefinition) {
-        self.names
-            .insert(definition.metric_id, definition.name.to_string());
+        self.lines
+            .name_metric(definition.metric_id, definition.name.to_string());
     }
 }
 
