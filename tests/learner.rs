@@ -415,6 +415,7 @@ fn each_preset_writes_exactly_its_artefacts() {
             "debug",
             ours(&[
                 "dumps",
+                "graph.json",
                 "numerics.jsonl",
                 "ops.json",
                 "ops_by_call_site.json",

@@ -6,8 +6,7 @@ use burn::data::dataloader::{DataLoader, DataLoaderIterator, Progress};
 use burn_backend::Backend;
 
 use super::TrainProfiling;
-use crate::dump::{self, Map};
-use crate::{nvtx, stopwatch};
+use burn_profiled_core::dump::Map;
 
 /// Turns a batch into what the dump records.
 type ToDump<I> = Arc<dyn Fn(&I) -> Map + Send + Sync>;
@@ -69,35 +68,19 @@ impl<B: Backend, I> Iterator for Steps<'_, B, I> {
 
     fn next(&mut self) -> Option<I> {
         let shared = &self.loader.profiling.shared;
-        if !shared.steps.is_step_thread() {
-            // Another device's worker (DDP): its batches pass through, its ops are profiled.
-            if shared.steps.stopped() {
-                return None;
-            }
-            return self.inner.next();
-        }
-        {
-            let mut session = shared.session();
-            // Finished: the loader passes batches through untouched.
-            let Some(session) = session.as_mut() else {
-                drop(session);
-                return self.inner.next();
-            };
-            shared.steps.end_step(|| session.finish_iter());
-        }
-        if shared.steps.stopped() {
-            return None;
-        }
-        let batch = stopwatch::measure("load batch", || {
-            nvtx::scope("load batch", || self.inner.next())
-        })?;
-        if let Some(to_dump) = &self.loader.to_dump
-            && dump::global::is_enabled()
-        {
-            shared.steps.keep_batch(to_dump(&batch));
-        }
-        shared.steps.start_step();
-        Some(batch)
+        shared.steps.next_batch(
+            || self.inner.next(),
+            || {
+                let mut session = shared.session();
+                // Finished: the loader passes batches through untouched.
+                let Some(session) = session.as_mut() else {
+                    return false;
+                };
+                shared.steps.end_step(|| session.finish_iter());
+                true
+            },
+            |batch| self.loader.to_dump.as_ref().map(|to_dump| to_dump(batch)),
+        )
     }
 }
 

@@ -79,7 +79,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use burn_backend::Backend;
 
 use crate::config::{ConfigError, Preset, RuntimeConfig};
-use crate::dump::{self, AddOptions, DumpType, Map};
+use crate::dump::Map;
 use crate::{RunSummary, Session};
 use burn_profiled_core::train_steps::TrainSteps;
 
@@ -168,19 +168,12 @@ impl TrainProfiling {
     /// the session: the stopwatch report and the op table on stdout, the artefacts in the
     /// output directory. Later calls, and those of clones, return `Ok(None)`.
     pub fn finish(&self) -> io::Result<Option<RunSummary>> {
-        let Some(mut session) = self.shared.session().take() else {
+        let Some(session) = self.shared.session().take() else {
             return Ok(None);
         };
-        self.shared.steps.end_step(|| session.finish_iter());
-        let last_batch = self.shared.steps.take_batch();
-        let dumped = last_batch.map_or(Ok(()), |batch| {
-            dump::global::add_tensor_data("batch", batch, AddOptions::new(DumpType::Json))
-                .and_then(|()| dump::global::dump(true).map(|_| ()))
-        });
-        // The artefacts are written also when the dump failed or differs from the reference.
-        let summary = session.finish()?;
-        dumped.map_err(io::Error::other)?;
-        Ok(Some(summary))
+        (self.shared.steps)
+            .finish_run(session, Session::finish_iter, Session::finish)
+            .map(Some)
     }
 
     /// Gives the session the thread its device's kernels are launched on (see

@@ -97,6 +97,61 @@ impl TrainSteps {
     pub fn take_batch(&self) -> Option<Map> {
         self.steps().last_batch.take()
     }
+
+    /// One `next()` of a train loader wrapped by an edition: on the steps' thread, ends the
+    /// step in progress (`end_step` does it with the session's `finish_iter`, and says `false`
+    /// once the session finished: batches then pass through untouched), loads the next batch
+    /// (`next`) in a `load batch` measurement and range, keeps what `to_dump` makes of it
+    /// with dumps on, and starts the next step. Another thread's batches (a DDP worker's)
+    /// pass through; after the memory guard stopped the run, every epoch ends.
+    pub fn next_batch<T>(
+        &self,
+        mut next: impl FnMut() -> Option<T>,
+        end_step: impl FnOnce() -> bool,
+        to_dump: impl FnOnce(&T) -> Option<Map>,
+    ) -> Option<T> {
+        if !self.is_step_thread() {
+            if self.stopped() {
+                return None;
+            }
+            return next();
+        }
+        if !end_step() {
+            return next();
+        }
+        if self.stopped() {
+            return None;
+        }
+        let batch = stopwatch::measure("load batch", || nvtx::scope("load batch", &mut next))?;
+        if crate::dump::global::is_enabled()
+            && let Some(dumped) = to_dump(&batch)
+        {
+            self.keep_batch(dumped);
+        }
+        self.start_step();
+        Some(batch)
+    }
+
+    /// The end of a run: closes the step in progress (`finish_iter` on `session`), dumps the
+    /// last step's batch (with dumps on), and finishes the session (`finish`); the session's artefacts are
+    /// written also when the dump failed or differs from its reference (the dump's error comes
+    /// after).
+    pub fn finish_run<Session, Summary>(
+        &self,
+        mut session: Session,
+        finish_iter: impl FnOnce(&mut Session) -> Result<(), RunStopped>,
+        finish: impl FnOnce(Session) -> std::io::Result<Summary>,
+    ) -> std::io::Result<Summary> {
+        self.end_step(|| finish_iter(&mut session));
+        let dumped = self.take_batch().map_or(Ok(()), |batch| {
+            let json = crate::dump::AddOptions::new(crate::dump::DumpType::Json);
+            crate::dump::global::add_tensor_data("batch", batch, json)
+                .and_then(|()| crate::dump::global::dump(true).map(|_| ()))
+        });
+        let summary = finish(session)?;
+        dumped.map_err(std::io::Error::other)?;
+        Ok(summary)
+    }
 }
 
 /// How often the op statistics are read for [`TopOp`]: a snapshot merges every thread's rows.

@@ -5,8 +5,7 @@ use std::sync::Arc;
 use burn::data::dataloader::{DataLoader, DataLoaderIterator, Progress};
 use burn::data::dataset::DatasetError;
 use burn::tensor::Device;
-use burn_profiled_core::dump::{self, Map};
-use burn_profiled_core::{nvtx, stopwatch};
+use burn_profiled_core::dump::Map;
 
 use super::TrainProfiling;
 
@@ -70,35 +69,22 @@ impl<I> Iterator for Steps<'_, I> {
 
     fn next(&mut self) -> Option<Self::Item> {
         let shared = &self.loader.profiling.shared;
-        if !shared.steps.is_step_thread() {
-            // Another device's worker: its batches pass through, its blocks are profiled.
-            if shared.steps.stopped() {
-                return None;
-            }
-            return self.inner.next();
-        }
-        {
-            let mut session = shared.session();
-            // Finished: the loader passes batches through untouched.
-            let Some(session) = session.as_mut() else {
-                drop(session);
-                return self.inner.next();
-            };
-            shared.steps.end_step(|| session.finish_iter());
-        }
-        if shared.steps.stopped() {
-            return None;
-        }
-        let batch = stopwatch::measure("load batch", || {
-            nvtx::scope("load batch", || self.inner.next())
-        })?;
-        if let (Ok(batch), Some(to_dump)) = (&batch, &self.loader.to_dump)
-            && dump::global::is_enabled()
-        {
-            shared.steps.keep_batch(to_dump(batch));
-        }
-        shared.steps.start_step();
-        Some(batch)
+        shared.steps.next_batch(
+            || self.inner.next(),
+            || {
+                let mut session = shared.session();
+                // Finished: the loader passes batches through untouched.
+                let Some(session) = session.as_mut() else {
+                    return false;
+                };
+                shared.steps.end_step(|| session.finish_iter());
+                true
+            },
+            |batch| match (batch, &self.loader.to_dump) {
+                (Ok(batch), Some(to_dump)) => Some(to_dump(batch)),
+                _ => None,
+            },
+        )
     }
 }
 
