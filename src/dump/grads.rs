@@ -11,6 +11,7 @@
 //! string `` "`.requires_grad == False`" `` when it is not tracked (int and bool tensors
 //! included).
 
+use burn_profiled_core::dump::function_values::summed;
 use std::any::Any;
 
 use burn::tensor::backend::AutodiffBackend;
@@ -56,19 +57,12 @@ pub(crate) fn backward<B: AutodiffBackend>(
     values: impl GradValues<B>,
 ) -> Result<B::Gradients, DumpError> {
     let values = values.into_values();
-    if let Some(value) = values.iter().find(|v| v.dims() != [1]) {
-        return Err(DumpError::Gradients(format!(
-            "`set_gradients` needs scalar function values (one element each); got shape {:?}",
-            value.dims()
-        )));
-    }
-    values
-        .into_iter()
-        .reduce(|sum, value| sum + value)
-        .map(|sum| sum.backward())
-        .ok_or_else(|| {
-            DumpError::Gradients("`set_gradients` needs at least one function value".to_owned())
-        })
+    summed(
+        values,
+        |value| value.dims().to_vec(),
+        |sum, value| sum + value,
+    )
+    .map(|sum| sum.backward())
 }
 
 /// Replaces every pending gradient record of `root` by its gradient. Nothing changes when it

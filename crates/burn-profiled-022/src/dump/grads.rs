@@ -4,6 +4,7 @@
 //! included), as on Burn 0.21 and in the original.
 
 use burn::tensor::{Gradients, Tensor};
+use burn_profiled_core::dump::function_values::summed;
 use burn_profiled_core::dump::json::PyJson;
 use burn_profiled_core::dump::{Content, DumpError, Node, Record};
 
@@ -42,19 +43,12 @@ impl<const N: usize> GradValues for [Tensor<1>; N] {
 /// Sums the values and runs `backward()` once.
 pub(crate) fn backward(values: impl GradValues) -> Result<Gradients, DumpError> {
     let values = values.into_values();
-    if let Some(value) = values.iter().find(|v| v.dims() != [1]) {
-        return Err(DumpError::Gradients(format!(
-            "`set_gradients` needs scalar function values (one element each); got shape {:?}",
-            value.dims()
-        )));
-    }
-    values
-        .into_iter()
-        .reduce(|sum, value| sum + value)
-        .map(|sum| sum.backward())
-        .ok_or_else(|| {
-            DumpError::Gradients("`set_gradients` needs at least one function value".to_owned())
-        })
+    summed(
+        values,
+        |value| value.dims().to_vec(),
+        |sum, value| sum + value,
+    )
+    .map(|sum| sum.backward())
 }
 
 enum Outcome {

@@ -5,6 +5,7 @@
 
 pub mod blob;
 pub mod compare;
+pub mod function_values;
 pub mod json;
 
 mod add;
