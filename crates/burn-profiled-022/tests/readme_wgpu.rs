@@ -77,9 +77,13 @@ fn readme_block() -> String {
 
 fn program_block() -> String {
     let program = include_str!("readme_wgpu.rs");
-    let start = program.find("    // README: begin\n").expect("the begin marker")
+    let start = program
+        .find("    // README: begin\n")
+        .expect("the begin marker")
         + "    // README: begin\n".len();
-    let end = program.find("    // README: end\n").expect("the end marker");
+    let end = program
+        .find("    // README: end\n")
+        .expect("the end marker");
     program[start..end]
         .lines()
         .map(|line| line.strip_prefix("    ").unwrap_or(line))
