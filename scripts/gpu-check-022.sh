@@ -81,7 +81,10 @@ assert kernels >= 0.99 * (kernels + outside), "fewer than 99% of kernels inside 
 assert same == len(alone) == len(profiled), "the session changed the losses"
 PY
 echo "== Burn 0.22: what a session costs a step, interleaved"
-BURN_PROFILED_BENCH_ROUNDS="${BURN_PROFILED_BENCH_ROUNDS:-40}" "$bin/session_step" --bench 2>&1 \
+# A dry run (`gpu-check.sh dry-run`) only sees that the bench runs: two rounds.
+rounds=40
+if [ "${DRY_RUN:-0}" = 1 ]; then rounds=2; fi
+BURN_PROFILED_BENCH_ROUNDS="${BURN_PROFILED_BENCH_ROUNDS:-$rounds}" "$bin/session_step" --bench 2>&1 \
     | tail -12 | tee "$out/session_step.txt" || status=1
 if [ "$status" -eq 0 ]; then rm -f "$out/nvtx.tsv"; fi
 exit "$status"

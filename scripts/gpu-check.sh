@@ -6,6 +6,11 @@
 #                                            # carry it to the GPU machine)
 #   scripts/gpu-check.sh run [steps] [021|022]  # there: runs them and checks; exits non-zero on a
 #                                            # failure (both editions unless one is named)
+#   scripts/gpu-check.sh dry-run [steps] [021|022]  # here, before lending device time: `run`
+#                                            # without a GPU; each GPU binary must get as far as
+#                                            # its first GPU call and fail there with CUDA's error,
+#                                            # the benches must list their benchmarks; the 0.22
+#                                            # half, built for wgpu here, runs whole on lavapipe
 #
 # Burn 0.21: `run` trains the example, fused (`burn_profiled::fused::Cuda`) and `--unfused`,
 # under the `profile` preset with the NVTX recorder attached, and checks
@@ -77,8 +82,10 @@ for line in sys.stdin:
     rm -rf "$bin/files"
     du -sh "$bin"
     ;;
-run)
-    steps="${2:-20}"
+run | dry-run)
+    dry=0
+    if [ "$1" = dry-run ]; then dry=1; fi
+    steps="${2:-$([ "$dry" = 1 ] && echo 8 || echo 20)}"
     editions="${3:-021 022}"
     out="${OUT:-target/burn-profiled}/gpu-check"
     mkdir -p "$out"
@@ -86,7 +93,11 @@ run)
         python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' \
             "$bin/bins.tar.xz" "$bin"
     fi
-    nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
+    if [ "$dry" = 1 ]; then
+        echo "gpu-check: dry run, without a GPU: the GPU binaries should stop at their first GPU call"
+    else
+        nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
+    fi
     # A failed check does not stop the run: the bench's figures still come back (device time
     # is scarce), and the exit status says whether everything passed.
     status=0
@@ -96,11 +107,25 @@ run)
     mkdir -p "$run_out"
     flag=""
     if [ "$mode" = unfused ]; then flag="--unfused"; fi
+    trained=0
     NVTX_INJECTION64_PATH="$PWD/$bin/libnvtx_recorder.so" \
     NVTX_RECORDER_OUT="$run_out/nvtx.tsv" \
     BURN_PROFILED=profile \
-        "$bin/train" $flag --steps "$steps" --out "$run_out" > "$run_out/stdout.txt" 2>&1 || {
-            tail -30 "$run_out/stdout.txt"; status=1; }
+        "$bin/train" $flag --steps "$steps" --out "$run_out" > "$run_out/stdout.txt" 2>&1 || trained=$?
+    if [ "$dry" = 1 ]; then
+        # Without a GPU the run must stop at CUDA's first call, having got that far.
+        first_gpu_call=$(grep -m1 -iE "libcuda|cuda_error|cuInit|nvidia" "$run_out/stdout.txt" \
+            | cut -c1-100 || true)
+        if [ "$trained" -ne 0 ] && [ -n "$first_gpu_call" ]; then
+            echo "== dry run: the example, $mode, stopped at its first GPU call: $first_gpu_call"
+        else
+            tail -30 "$run_out/stdout.txt"
+            echo "== dry run: the example, $mode, did not stop at a GPU call (exit $trained)"
+            status=1
+        fi
+        continue
+    fi
+    if [ "$trained" -ne 0 ]; then tail -30 "$run_out/stdout.txt"; status=1; fi
     echo "== the example, $mode"
     grep -E "device time|burn-profiled:" "$run_out/stdout.txt" || true
     python3 - "$run_out/nvtx.tsv" "$run_out/run.json" "$run_out/ops.json" "$mode" <<'PY' || status=1
@@ -201,12 +226,35 @@ print(f"trace: {len(kernels)} kernels, {len(with_call)} with their launch call (
 assert len(with_call) >= 0.99 * len(kernels), "kernels without their launch call"
 PY
     done
+    if [ "$dry" = 1 ]; then
+        # `--list` runs criterion's part up to the benchmarks' names (the interleaved part
+        # runs only when benchmarking): a bench whose criterion part sets up a CUDA device
+        # stops there, the others list their benchmarks (`numerics` has none: 0).
+        for bench in gpu_step numerics; do
+            listed_ok=0
+            listing=$("$bin/$bench" --bench --list 2>&1) || listed_ok=$?
+            listed=$(grep -c ": benchmark" <<< "$listing" || true)
+            first_gpu_call=$(grep -m1 -iE "libcuda|cuda_error|cuInit|nvidia" <<< "$listing" \
+                | cut -c1-100 || true)
+            if [ "$listed_ok" -eq 0 ]; then
+                echo "== dry run: $bench starts and lists $listed criterion benchmarks"
+            elif [ -n "$first_gpu_call" ]; then
+                echo "== dry run: $bench stopped at its first GPU call: $first_gpu_call"
+            else
+                echo "$listing" | tail -20
+                echo "== dry run: $bench failed before any GPU call (exit $listed_ok)"
+                status=1
+            fi
+        done
+    else
     "$bin/gpu_step" --bench --warm-up-time 1 --measurement-time 4 2>&1 \
         | grep -E "^gpu_step|time:|no device-time|^variant |x \[" | tee "$out/gpu_step.txt" || status=1
     BURN_PROFILED_BENCH_ROUNDS=10 "$bin/numerics" --bench 2>&1 \
         | grep -E "^the vision|^variant |^statistics|per op" | tee "$out/numerics.txt" || status=1
     fi
+    fi
     if [[ " $editions " == *" 022 "* ]]; then
+        DRY_RUN="$dry" \
         bash scripts/gpu-check-022.sh "$bin" "$out/022" "$steps" "$(cat "$bin/backend-022.txt")" \
             || status=1
     fi

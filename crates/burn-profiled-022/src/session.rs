@@ -135,6 +135,10 @@ impl Session {
             );
             config.stats.call_sites = false;
         }
+        // The fusion thread launches every kernel on Burn 0.22: steps have no launch thread to
+        // run on. Off without a word (the presets turn it on for Burn 0.21's CubeCL backends),
+        // so that run.json says what ran.
+        config.nvtx.steps_on_launch_thread = false;
         if config.numerics.enabled() {
             eprintln!(
                 "burn-profiled: [numerics] on Burn 0.22: the loss (Session::record_loss) and the \

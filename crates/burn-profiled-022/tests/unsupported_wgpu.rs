@@ -3,6 +3,9 @@
 //! their files is written (no table of call sites all `-`, no flame graph of op names);
 //! numerics per block (its hooks hand over the IR, not the data): `numerics.jsonl` holds the
 //! values handed over (the loss here), no block, and `capture`, which names an op call, is off.
+//! Steps on the launch thread (on in the `profile` and `debug` presets, for Burn 0.21's CubeCL
+//! backends) have no meaning on Burn 0.22, where the fusion thread launches every kernel: off,
+//! without a word (the presets' table says so), and `run.json` says off.
 
 use burn::tensor::{Device, DeviceKind, Tensor, TensorData};
 use burn_profiled_022::Session;
@@ -18,6 +21,7 @@ fn call_sites_are_turned_off_and_numerics_records_values_not_blocks() {
     config.stats.call_sites = true;
     config.numerics.fingerprints = true;
     config.numerics.capture = Some([0, 1]);
+    config.nvtx.steps_on_launch_thread = true;
     let mut session = Session::start(config, &device, out.path());
     let x = Tensor::<2>::from_data(TensorData::new(vec![1.0f32; 16], [4, 4]), &device);
     let loss = x.exp().add_scalar(1.0).mean();
@@ -42,6 +46,7 @@ fn call_sites_are_turned_off_and_numerics_records_values_not_blocks() {
             .unwrap();
     let config = &run["config"];
     assert_eq!(config["stats"]["call_sites"], false, "{config:#}");
+    assert_eq!(config["nvtx"]["steps_on_launch_thread"], false, "{config:#}");
     assert_eq!(config["numerics"]["fingerprints"], true, "{config:#}");
     assert_eq!(
         config["numerics"]["capture"],
