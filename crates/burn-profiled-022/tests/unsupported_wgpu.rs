@@ -46,7 +46,10 @@ fn call_sites_are_turned_off_and_numerics_records_values_not_blocks() {
             .unwrap();
     let config = &run["config"];
     assert_eq!(config["stats"]["call_sites"], false, "{config:#}");
-    assert_eq!(config["nvtx"]["steps_on_launch_thread"], false, "{config:#}");
+    assert_eq!(
+        config["nvtx"]["steps_on_launch_thread"], false,
+        "{config:#}"
+    );
     assert_eq!(config["numerics"]["fingerprints"], true, "{config:#}");
     assert_eq!(
         config["numerics"]["capture"],
