@@ -61,11 +61,15 @@ fn the_session_writes_the_report_and_the_command_writes_the_same() {
         assert!(written.contains(&format!("<svg id=\"{chart}\"")), "{chart}");
     }
     // The profile preset links backward ops to forward ones: the time per module is there,
-    // its modules those of the example's ranges.
+    // its modules the paths of the example's ranges.
     let modules = &written[written
         .find("<table id=\"modules\">")
         .expect("a module table")..];
-    for module in ["forward", "attention", "head"] {
+    for module in [
+        "step/forward",
+        "step/forward/attention",
+        "step/forward/head",
+    ] {
         assert!(
             modules.contains(&format!("<td class=\"name\">{module}</td>")),
             "{module}"
