@@ -20,7 +20,7 @@
 //! session.finish().expect("artefacts written");
 //! ```
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use burn_backend::Backend;
 use burn_profiled_core::recorder::{self, RunIdentity, RunRecorder};
@@ -109,25 +109,7 @@ impl Session {
         }
     }
 
-    /// The configuration.
-    pub fn config(&self) -> &RuntimeConfig {
-        self.recorder.config()
-    }
-
-    /// Where artefacts go.
-    pub fn out_dir(&self) -> &Path {
-        self.recorder.out_dir()
-    }
-
-    /// Iterations finished so far.
-    pub fn steps(&self) -> usize {
-        self.recorder.steps()
-    }
-
-    /// Whether warm-up is over (per-op tools recording).
-    pub fn warmup_done(&self) -> bool {
-        self.recorder.warmup_done()
-    }
+    burn_profiled_core::session_accessors!();
 
     /// Gives the session the thread its device's kernels are launched on (for CubeCL backends,
     /// `LaunchThread::cubecl`). With `[nvtx] steps_on_launch_thread`,

@@ -23,4 +23,21 @@ impl TensorDataOf<Burn021> for TensorData {
             self.as_bytes().to_vec(),
         )
     }
+
+    fn shape_of(&self) -> Vec<usize> {
+        self.shape.to_vec()
+    }
+
+    fn check(&self) -> Result<(), String> {
+        Array::check_burn_bytes(
+            &self.shape_of(),
+            self.dtype.size(),
+            self.as_bytes().len(),
+            self.dtype,
+        )
+    }
+
+    fn quantized(&self) -> Option<String> {
+        matches!(self.dtype, DType::QFloat(_)).then(|| format!("{:?}", self.dtype))
+    }
 }

@@ -2,9 +2,6 @@
 //! its tensors' gradients, gradient taps and ragged batches. The process-wide dumper of
 //! [`super::global`] wraps one.
 
-use std::ops::{Deref, DerefMut};
-use std::path::PathBuf;
-
 use burn::tensor::Tensor;
 use burn::tensor::backend::{AutodiffBackend, Backend};
 use burn_profiled_core::dump::{self as core_dump, AddOptions, DumpError};
@@ -13,51 +10,32 @@ use super::grads::{self, GradValues};
 use super::ragged::{self, RaggedBatch};
 use super::tap;
 
-/// A tensor dumper writing to one directory: the original `TensorDumper` once enabled, as a
-/// value. Use it directly in a test or a tool, or process-wide through [`super::global`].
-/// Everything that is not Burn's own (adding data, ranges, dumping, comparing, counts,
-/// actions, converters) is the core dumper's, which it dereferences to.
-///
-/// ```
-/// use burn::backend::NdArray;
-/// use burn::tensor::Tensor;
-/// use burn_profiled::dump::{AddOptions, DumpType, Map, TensorDumper};
-///
-/// let dir = tempfile::tempdir().unwrap();
-/// let mut dumper = TensorDumper::new(dir.path());
-/// let t = Tensor::<NdArray, 1>::from_floats([1.0, 2.5], &Default::default());
-/// dumper.add_tensor_data("a", Map::new().with("t", t).with("n", 3), AddOptions::new(DumpType::Json)).unwrap();
-/// dumper.dump(true).unwrap();
-/// let text = std::fs::read_to_string(dir.path().join("0/tensors.json")).unwrap();
-/// assert!(text.starts_with("{\n  \"a\": {\n    \"t\": [\n      1.0,"));
-/// ```
-///
-/// Burn tensors are immutable, so a tensor is read (`into_data`) when it is added: the dump
-/// holds its values at that time. The original keeps a reference, so in-place changes made
-/// before `dump()` show up there.
-#[derive(Debug)]
-pub struct TensorDumper(core_dump::TensorDumper);
-
-impl Deref for TensorDumper {
-    type Target = core_dump::TensorDumper;
-
-    fn deref(&self) -> &core_dump::TensorDumper {
-        &self.0
-    }
-}
-
-impl DerefMut for TensorDumper {
-    fn deref_mut(&mut self) -> &mut core_dump::TensorDumper {
-        &mut self.0
-    }
+burn_profiled_core::tensor_dumper! {
+    /// A tensor dumper writing to one directory: the original `TensorDumper` once enabled, as a
+    /// value. Use it directly in a test or a tool, or process-wide through [`super::global`].
+    /// Everything that is not Burn's own (adding data, ranges, dumping, comparing, counts,
+    /// actions, converters) is the core dumper's, which it dereferences to.
+    ///
+    /// ```
+    /// use burn::backend::NdArray;
+    /// use burn::tensor::Tensor;
+    /// use burn_profiled::dump::{AddOptions, DumpType, Map, TensorDumper};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let mut dumper = TensorDumper::new(dir.path());
+    /// let t = Tensor::<NdArray, 1>::from_floats([1.0, 2.5], &Default::default());
+    /// dumper.add_tensor_data("a", Map::new().with("t", t).with("n", 3), AddOptions::new(DumpType::Json)).unwrap();
+    /// dumper.dump(true).unwrap();
+    /// let text = std::fs::read_to_string(dir.path().join("0/tensors.json")).unwrap();
+    /// assert!(text.starts_with("{\n  \"a\": {\n    \"t\": [\n      1.0,"));
+    /// ```
+    ///
+    /// Burn tensors are immutable, so a tensor is read (`into_data`) when it is added: the dump
+    /// holds its values at that time. The original keeps a reference, so in-place changes made
+    /// before `dump()` show up there.
 }
 
 impl TensorDumper {
-    /// A dumper writing dump `n` to `<dump_dir>/<n>/`, starting at 0.
-    pub fn new(dump_dir: impl Into<PathBuf>) -> TensorDumper {
-        TensorDumper(core_dump::TensorDumper::new(dump_dir))
-    }
-
     /// Places a gradient tap on the intermediate `tensor` and returns the tensor to use from
     /// now on (the same values; an identity op whose backward records the incoming gradient).
     /// The next backward's gradient for it is put at `path` of the gradients by
@@ -117,13 +95,6 @@ impl TensorDumper {
         grads: &B::Gradients,
     ) -> Result<(), DumpError> {
         set_gradients_from::<B>(&mut self.0, grads)
-    }
-
-    /// Registers the converter for the ragged-batch type `R`: per sample (a list of tensors
-    /// cropped to each sample's size) or as `{"data", "sample_sizes", "non_uniform_dim",
-    /// "num_batch_dims"}`. Call again to switch between adds.
-    pub fn enable_ragged_batch_dumping<R: RaggedBatch>(&mut self, as_per_sample: bool) {
-        ragged::register::<R>(self.0.converters_mut(), as_per_sample);
     }
 }
 

@@ -62,11 +62,12 @@ pub mod ragged;
 pub mod tap;
 mod tensors;
 
+pub use burn_profiled_core::dump::gradients::REQUIRES_GRAD_FALSE;
 pub use burn_profiled_core::dump::{
     Action, AddOptions, CompareSettings, DumpError, DumpType, Map, ToDump, Value,
 };
 pub use dumper::TensorDumper;
-pub use grads::{GradValues, REQUIRES_GRAD_FALSE};
+pub use grads::GradValues;
 pub use ragged::RaggedBatch;
 pub use tap::{TapBackend, enable_grad_taps};
 #[doc(hidden)]

@@ -4,35 +4,17 @@
 use std::any::Any;
 
 use burn::tensor::backend::Backend;
-use burn::tensor::{BasicOps, DType, Element, Tensor, TensorData};
+use burn::tensor::{BasicOps, Element, Tensor, TensorData};
 use burn_profiled_core::dump::blob::Array;
 use burn_profiled_core::dump::{
-    DumpError, ErasedTensor, TensorLeaf, TensorLeafError, ToDump, Value,
+    DumpError, ErasedTensor, TensorLeaf, TensorLeafError, ToDump, Value, leaf_array,
 };
 
 pub use crate::tensor_data::Burn021;
 
-/// Checks that `data`'s bytes are exactly what its shape and dtype need (tensor data built
-/// by hand may not be); the reason when not.
-pub(crate) fn check_data(data: &TensorData) -> Result<(), String> {
-    Array::check_burn_bytes(
-        &data.shape.to_vec(),
-        data.dtype.size(),
-        data.as_bytes().len(),
-        data.dtype,
-    )
-}
-
 /// `data` as the dumper keeps it, or why it cannot be.
 fn into_array(data: TensorData) -> Result<Array, TensorLeafError> {
-    if matches!(data.dtype, DType::QFloat(_)) {
-        return Err(TensorLeafError::UnsupportedDtype(format!(
-            "{:?}",
-            data.dtype
-        )));
-    }
-    check_data(&data).map_err(TensorLeafError::Invalid)?;
-    Array::from_tensor_data(&data).map_err(|error| TensorLeafError::Invalid(error.to_string()))
+    leaf_array::<Burn021, _>(&data)
 }
 
 /// `data` at `path` as the dumper keeps it (a gradient read by the edition), or why not.
@@ -50,11 +32,7 @@ where
     K::Primitive: Send + 'static,
 {
     fn into_array(self: Box<Self>) -> Result<Array, TensorLeafError> {
-        let data = self
-            .0
-            .try_into_data()
-            .map_err(|error| TensorLeafError::Read(format!("{error:?}")))?;
-        into_array(data)
+        into_array(self.0.try_into_data().map_err(TensorLeafError::read)?)
     }
 
     fn into_primitive(self: Box<Self>) -> Box<dyn Any + Send> {

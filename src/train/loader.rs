@@ -67,18 +67,9 @@ impl<B: Backend, I> Iterator for Steps<'_, B, I> {
     type Item = I;
 
     fn next(&mut self) -> Option<I> {
-        let shared = &self.loader.profiling.shared;
-        shared.steps.next_batch(
+        let run = &self.loader.profiling.run;
+        run.next_batch(
             || self.inner.next(),
-            || {
-                let mut session = shared.session();
-                // Finished: the loader passes batches through untouched.
-                let Some(session) = session.as_mut() else {
-                    return false;
-                };
-                shared.steps.end_step(|| session.finish_iter());
-                true
-            },
             |batch| self.loader.to_dump.as_ref().map(|to_dump| to_dump(batch)),
         )
     }

@@ -3,7 +3,7 @@
 //! recorded as an op.
 
 use std::any::TypeId;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -231,25 +231,7 @@ impl Session {
         }
     }
 
-    /// The configuration.
-    pub fn config(&self) -> &RuntimeConfig {
-        self.recorder.config()
-    }
-
-    /// Where artefacts go.
-    pub fn out_dir(&self) -> &Path {
-        self.recorder.out_dir()
-    }
-
-    /// Iterations finished so far.
-    pub fn steps(&self) -> usize {
-        self.recorder.steps()
-    }
-
-    /// Whether warm-up is over (per-op tools recording).
-    pub fn warmup_done(&self) -> bool {
-        self.recorder.warmup_done()
-    }
+    burn_profiled_core::session_accessors!();
 
     /// With `[memory] per_op`, the bytes of the device's tensors alive now, from the IR (exact
     /// from shapes and dtypes, no padding nor reserve): those made since the session started

@@ -46,6 +46,7 @@ pub mod call_sites;
 pub mod config;
 mod device_sync;
 pub mod dump;
+mod edition;
 pub mod formats;
 pub mod host;
 pub mod memory;
@@ -56,6 +57,8 @@ pub mod roofline;
 pub mod runs;
 pub mod shape;
 pub mod stopwatch;
+#[doc(hidden)]
+pub mod train_metrics;
 #[doc(hidden)]
 pub mod train_progress;
 pub mod train_steps;

@@ -146,6 +146,45 @@ impl Calibration {
         })
     }
 
+    /// [`through`](Self::through) an edition's tensors, from the ops it needs: `sync` waits
+    /// for the device, `square(n)` makes a square tensor of ones of side `n` (with its dtype's
+    /// name), `matmul` multiplies one by itself, `vector(len)` makes a tensor of `len` ones
+    /// (with its dtype's name and element size), and `add_one` adds 1 to it.
+    pub fn through_tensors<M, P, V>(
+        sync: impl Fn() -> Result<(), String> + Copy,
+        square: impl Fn(usize) -> (M, String),
+        matmul: impl Fn(&M) -> P + Copy,
+        vector: impl Fn(usize) -> (V, String, u64),
+        add_one: impl Fn(V) -> V + Copy,
+    ) -> Result<Calibration, String> {
+        Calibration::through(
+            |n| {
+                let (a, dtype) = square(n);
+                let run = move || {
+                    let product = matmul(&a);
+                    let synced = sync();
+                    drop(product);
+                    synced
+                };
+                (dtype, run)
+            },
+            |len| {
+                let (x, dtype, elem_bytes) = vector(len);
+                let mut held = Some(x);
+                let run = move || {
+                    let x = held
+                        .take()
+                        .ok_or_else(|| "the tensor was lost in an earlier run".to_owned())?;
+                    let sum = add_one(x);
+                    let synced = sync();
+                    held = Some(sum);
+                    synced
+                };
+                (dtype, elem_bytes, run)
+            },
+        )
+    }
+
     /// Measures both peaks through an edition's tensors: `matmul(n)` prepares a square matmul
     /// of side `n` and returns its dtype's name with a function that runs it once, synced;
     /// `add_in_place(len)` prepares a tensor of `len` elements and returns its dtype's name, its

@@ -6,7 +6,7 @@ use std::thread::ThreadId;
 use std::time::Instant;
 
 use crate::dump::Map;
-use crate::recorder::RunStopped;
+use crate::recorder::{RunStopped, RunSummary};
 use crate::{nvtx, stopwatch};
 
 /// Stops the run with a message (burn-train's interrupter).
@@ -151,6 +151,72 @@ impl TrainSteps {
         let summary = finish(session)?;
         dumped.map_err(std::io::Error::other)?;
         Ok(summary)
+    }
+}
+
+/// A burn-train run's session and steps, shared by the train loader (on the training
+/// thread), the dashboard's metrics and the user: each edition's `TrainProfiling` holds one.
+pub struct TrainRun<S> {
+    session: Mutex<Option<S>>,
+    /// The steps so far.
+    pub steps: TrainSteps,
+    finish_iter: fn(&mut S) -> Result<(), RunStopped>,
+    finish: fn(S) -> std::io::Result<RunSummary>,
+}
+
+impl<S> TrainRun<S> {
+    /// A run of `session`, no step taken yet: `finish_iter` and `finish` are the session's
+    /// (its `Session::finish_iter` and `Session::finish`).
+    pub fn new(
+        session: S,
+        finish_iter: fn(&mut S) -> Result<(), RunStopped>,
+        finish: fn(S) -> std::io::Result<RunSummary>,
+    ) -> Self {
+        TrainRun {
+            session: Mutex::new(Some(session)),
+            steps: TrainSteps::default(),
+            finish_iter,
+            finish,
+        }
+    }
+
+    /// The session: `None` once the run finished.
+    pub fn session(&self) -> MutexGuard<'_, Option<S>> {
+        self.session.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The train loader's next batch (`next` takes it from the wrapped loader): on the
+    /// training thread it ends the step in progress, loads the batch in a `load batch`
+    /// measurement and range, keeps what `to_dump` makes of it (with dumps on) and starts the
+    /// next step; once the run finished, batches pass through untouched.
+    pub fn next_batch<T>(
+        &self,
+        next: impl FnMut() -> Option<T>,
+        to_dump: impl FnOnce(&T) -> Option<Map>,
+    ) -> Option<T> {
+        self.steps.next_batch(
+            next,
+            || {
+                let mut session = self.session();
+                let Some(session) = session.as_mut() else {
+                    return false;
+                };
+                self.steps.end_step(|| (self.finish_iter)(session));
+                true
+            },
+            to_dump,
+        )
+    }
+
+    /// Closes the step in progress, dumps the last step's batch (with dumps on), and finishes
+    /// the session (see [`TrainSteps::finish_run`]); `Ok(None)` when it was finished before.
+    pub fn finish(&self) -> std::io::Result<Option<RunSummary>> {
+        let Some(session) = self.session().take() else {
+            return Ok(None);
+        };
+        (self.steps)
+            .finish_run(session, self.finish_iter, self.finish)
+            .map(Some)
     }
 }
 

@@ -1,8 +1,5 @@
 //! [`TensorDumper`]: the core's dumper, which every Burn shares, with Burn 0.22's gradients.
 
-use std::ops::{Deref, DerefMut};
-use std::path::PathBuf;
-
 use burn::tensor::{Gradients, Tensor};
 use burn_profiled_core::dump::{self as core_dump, AddOptions, DumpError};
 
@@ -10,52 +7,33 @@ use super::grads::{self, GradValues};
 use super::ragged::{self, RaggedBatch};
 use super::tap;
 
-/// A tensor dumper writing to one directory: the original `TensorDumper` once enabled, as a
-/// value, writing the same files as Burn 0.21's (a dump of either compares with the other's
-/// and with PyTorch's). Use it directly in a test or a tool, or process-wide through
-/// [`super::global`] (what `[dump] enabled` turns on). Everything that is not Burn's own
-/// (adding data, ranges, dumping, comparing, counts, actions, converters) is the core
-/// dumper's, which it dereferences to.
-///
-/// ```no_run
-/// use burn::tensor::{Device, DeviceKind, Tensor};
-/// use burn_profiled_022::dump::{AddOptions, DumpType, Map, TensorDumper};
-///
-/// let device = Device::wgpu(DeviceKind::DefaultDevice).autodiff();
-/// let mut dumper = TensorDumper::new("target/dumps");
-/// let w = Tensor::<1>::from_floats([1.0, 2.5], &device).require_grad();
-/// let loss = (w.clone() * w.clone()).sum();
-/// dumper.add_tensor_data("step", Map::new().with("w", &w).with("n", 3), AddOptions::new(DumpType::Json)).unwrap();
-/// dumper.add_grad_data("step.w", &w, AddOptions::new(DumpType::Json)).unwrap();
-/// let _grads = dumper.set_gradients(loss).unwrap(); // for the optimizer step
-/// dumper.dump(true).unwrap();
-/// ```
-///
-/// Tensors are read (`into_data`) when they are added: the dump holds their values at that
-/// time.
-#[derive(Debug)]
-pub struct TensorDumper(core_dump::TensorDumper);
-
-impl Deref for TensorDumper {
-    type Target = core_dump::TensorDumper;
-
-    fn deref(&self) -> &core_dump::TensorDumper {
-        &self.0
-    }
-}
-
-impl DerefMut for TensorDumper {
-    fn deref_mut(&mut self) -> &mut core_dump::TensorDumper {
-        &mut self.0
-    }
+burn_profiled_core::tensor_dumper! {
+    /// A tensor dumper writing to one directory: the original `TensorDumper` once enabled, as a
+    /// value, writing the same files as Burn 0.21's (a dump of either compares with the other's
+    /// and with PyTorch's). Use it directly in a test or a tool, or process-wide through
+    /// [`super::global`] (what `[dump] enabled` turns on). Everything that is not Burn's own
+    /// (adding data, ranges, dumping, comparing, counts, actions, converters) is the core
+    /// dumper's, which it dereferences to.
+    ///
+    /// ```no_run
+    /// use burn::tensor::{Device, DeviceKind, Tensor};
+    /// use burn_profiled_022::dump::{AddOptions, DumpType, Map, TensorDumper};
+    ///
+    /// let device = Device::wgpu(DeviceKind::DefaultDevice).autodiff();
+    /// let mut dumper = TensorDumper::new("target/dumps");
+    /// let w = Tensor::<1>::from_floats([1.0, 2.5], &device).require_grad();
+    /// let loss = (w.clone() * w.clone()).sum();
+    /// dumper.add_tensor_data("step", Map::new().with("w", &w).with("n", 3), AddOptions::new(DumpType::Json)).unwrap();
+    /// dumper.add_grad_data("step.w", &w, AddOptions::new(DumpType::Json)).unwrap();
+    /// let _grads = dumper.set_gradients(loss).unwrap(); // for the optimizer step
+    /// dumper.dump(true).unwrap();
+    /// ```
+    ///
+    /// Tensors are read (`into_data`) when they are added: the dump holds their values at that
+    /// time.
 }
 
 impl TensorDumper {
-    /// A dumper writing dump `n` to `<dump_dir>/<n>/`, starting at 0.
-    pub fn new(dump_dir: impl Into<PathBuf>) -> TensorDumper {
-        TensorDumper(core_dump::TensorDumper::new(dump_dir))
-    }
-
     /// Computes the gradients of the added gradient data: sums the scalar `values`, runs
     /// `backward()` once on the sum, and replaces each added tensor by its gradient (`null`
     /// when unused, `` "`.requires_grad == False`" `` when untracked). Returns the gradients.
@@ -100,13 +78,6 @@ impl TensorDumper {
         options: AddOptions,
     ) -> Result<Tensor<D>, DumpError> {
         tap::grad_tap(&mut self.0, path, tensor, options)
-    }
-
-    /// Registers the converter for the ragged-batch type `R`: per sample (a list of tensors
-    /// cropped to each sample's size) or as `{"data", "sample_sizes", "non_uniform_dim",
-    /// "num_batch_dims"}`. Call again to switch between adds.
-    pub fn enable_ragged_batch_dumping<R: RaggedBatch>(&mut self, as_per_sample: bool) {
-        ragged::register::<R>(self.0.converters_mut(), as_per_sample);
     }
 }
 

@@ -25,8 +25,9 @@ mod ragged;
 mod tap;
 pub(crate) mod tensors;
 
+pub use burn_profiled_core::dump::gradients::REQUIRES_GRAD_FALSE;
 pub use dumper::TensorDumper;
-pub use grads::{GradValues, REQUIRES_GRAD_FALSE};
+pub use grads::GradValues;
 pub use ragged::RaggedBatch;
 #[doc(hidden)]
 pub use tensors::Burn022;

@@ -7,7 +7,7 @@ use burn::tensor::kind::Basic;
 use burn::tensor::{DType, Float, Tensor, TensorData};
 use burn_profiled_core::dump::blob::{Array, BlobError, DtypeOf, TensorDataOf};
 use burn_profiled_core::dump::{
-    DumpError, ErasedTensor, TensorLeaf, TensorLeafError, ToDump, Value,
+    DumpError, ErasedTensor, TensorLeaf, TensorLeafError, ToDump, Value, leaf_array,
 };
 
 use super::grad_of::GradOf;
@@ -29,28 +29,28 @@ impl TensorDataOf<Burn022> for TensorData {
             self.as_bytes().to_vec(),
         )
     }
-}
 
-/// Checks that `data`'s bytes are exactly what its shape and dtype need (tensor data built
-/// by hand may not be); the reason when not.
-pub(crate) fn check_data(data: &TensorData) -> Result<(), String> {
-    Array::check_burn_bytes(
-        &data.shape().to_vec(),
-        data.dtype().size(),
-        data.as_bytes().len(),
-        data.dtype(),
-    )
+    fn shape_of(&self) -> Vec<usize> {
+        self.shape().to_vec()
+    }
+
+    fn check(&self) -> Result<(), String> {
+        Array::check_burn_bytes(
+            &self.shape_of(),
+            self.dtype().size(),
+            self.as_bytes().len(),
+            self.dtype(),
+        )
+    }
+
+    fn quantized(&self) -> Option<String> {
+        let dtype = self.dtype();
+        matches!(dtype, DType::QFloat(_)).then(|| format!("{dtype:?}"))
+    }
 }
 
 fn into_array(data: TensorData) -> Result<Array, TensorLeafError> {
-    if matches!(data.dtype(), DType::QFloat(_)) {
-        return Err(TensorLeafError::UnsupportedDtype(format!(
-            "{:?}",
-            data.dtype()
-        )));
-    }
-    check_data(&data).map_err(TensorLeafError::Invalid)?;
-    Array::from_tensor_data(&data).map_err(|error| TensorLeafError::Invalid(error.to_string()))
+    leaf_array::<Burn022, _>(&data)
 }
 
 /// `data` at `path` as the dumper keeps it (a gradient), or why not.
@@ -65,11 +65,7 @@ where
     Tensor<D, K>: Send,
 {
     fn into_array(self: Box<Self>) -> Result<Array, TensorLeafError> {
-        let data = self
-            .0
-            .try_into_data()
-            .map_err(|error| TensorLeafError::Read(format!("{error:?}")))?;
-        into_array(data)
+        into_array(self.0.try_into_data().map_err(TensorLeafError::read)?)
     }
 
     fn into_primitive(self: Box<Self>) -> Box<dyn Any + Send> {

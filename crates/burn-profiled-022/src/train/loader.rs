@@ -68,18 +68,9 @@ impl<I> Iterator for Steps<'_, I> {
     type Item = Result<I, DatasetError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        let shared = &self.loader.profiling.shared;
-        shared.steps.next_batch(
+        let run = &self.loader.profiling.run;
+        run.next_batch(
             || self.inner.next(),
-            || {
-                let mut session = shared.session();
-                // Finished: the loader passes batches through untouched.
-                let Some(session) = session.as_mut() else {
-                    return false;
-                };
-                shared.steps.end_step(|| session.finish_iter());
-                true
-            },
             |batch| match (batch, &self.loader.to_dump) {
                 (Ok(batch), Some(to_dump)) => Some(to_dump(batch)),
                 _ => None,

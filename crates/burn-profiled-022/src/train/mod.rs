@@ -43,17 +43,16 @@ mod loader;
 mod metrics;
 mod progress;
 
-use std::io;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::Arc;
 
 use burn::data::dataloader::DataLoader;
 use burn::tensor::Device;
 use burn_profiled_core::config::{ConfigError, Preset, RuntimeConfig};
 use burn_profiled_core::dump::Map;
-use burn_profiled_core::train_steps::TrainSteps;
+use burn_profiled_core::train_steps::TrainRun;
 
-use crate::{RunSummary, Session};
+use crate::Session;
 pub use loader::ProfiledLoader;
 pub use metrics::{StepTimeMetric, TopOpMetric};
 pub use progress::PlainProgress;
@@ -61,13 +60,8 @@ pub use progress::PlainProgress;
 /// Drives a [`Session`] from a burn-train `Learner` run: see the [module docs](self).
 #[derive(Clone)]
 pub struct TrainProfiling {
-    shared: Arc<Shared>,
-}
-
-/// What the loader (on the training thread), the metrics and the user share.
-struct Shared {
-    session: Mutex<Option<Session>>,
-    steps: TrainSteps,
+    /// What the loader (on the training thread), the metrics and the user share.
+    run: Arc<TrainRun<Session>>,
 }
 
 impl TrainProfiling {
@@ -78,11 +72,13 @@ impl TrainProfiling {
     /// As [`Session::start`]: if a session is live, or a tool it enables was enabled before in
     /// this process.
     pub fn start(config: RuntimeConfig, device: &Device, out_dir: impl Into<PathBuf>) -> Self {
+        let session = Session::start(config, device, out_dir);
         TrainProfiling {
-            shared: Arc::new(Shared {
-                session: Mutex::new(Some(Session::start(config, device, out_dir))),
-                steps: TrainSteps::default(),
-            }),
+            run: Arc::new(TrainRun::new(
+                session,
+                Session::finish_iter,
+                Session::finish,
+            )),
         }
     }
 
@@ -117,30 +113,7 @@ impl TrainProfiling {
         ))
     }
 
-    /// A numeric metric for burn-train's dashboard: the time of the last step, in ms (the
-    /// epoch's mean next to it).
-    pub fn step_time_metric(&self) -> StepTimeMetric {
-        StepTimeMetric::new(self.clone())
-    }
-
-    /// A numeric metric for burn-train's dashboard: the share of op time spent in the block
-    /// that takes the most, in percent, with its name (needs `[stats] enabled`, as in
-    /// `profile`).
-    pub fn top_op_metric(&self) -> TopOpMetric {
-        TopOpMetric::new()
-    }
-
-    /// Closes the step in progress, dumps the last step's batch (with dumps on), and finishes
-    /// the session: the stopwatch report and the op table on stdout, the artefacts in the
-    /// output directory. Later calls, and those of clones, return `Ok(None)`.
-    pub fn finish(&self) -> io::Result<Option<RunSummary>> {
-        let Some(session) = self.shared.session().take() else {
-            return Ok(None);
-        };
-        (self.shared.steps)
-            .finish_run(session, Session::finish_iter, Session::finish)
-            .map(Some)
-    }
+    burn_profiled_core::train_profiling_methods!("block");
 
     /// Gives the integration the run's interrupter (`SupervisedTraining::interrupter`): when
     /// the memory guard (`[host] memory_limit_mib`) stops the run, it stops burn-train's loop
@@ -148,17 +121,6 @@ impl TrainProfiling {
     /// on.
     pub fn set_interrupter(&self, interrupter: burn::train::Interrupter) {
         let stop = move |why: &str| interrupter.stop(Some(why));
-        self.shared.steps.set_interrupt(Box::new(stop));
-    }
-
-    /// The time of the last finished step, in seconds.
-    pub fn last_step_seconds(&self) -> Option<f64> {
-        self.shared.steps.last_seconds()
-    }
-}
-
-impl Shared {
-    fn session(&self) -> MutexGuard<'_, Option<Session>> {
-        self.session.lock().unwrap_or_else(PoisonError::into_inner)
+        self.run.steps.set_interrupt(Box::new(stop));
     }
 }

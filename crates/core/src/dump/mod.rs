@@ -6,6 +6,7 @@
 pub mod blob;
 pub mod compare;
 pub mod function_values;
+pub mod gradients;
 pub mod json;
 
 mod add;
@@ -31,5 +32,5 @@ pub use options::{AddOptions, CompareSettings, DumpType};
 #[doc(hidden)]
 pub use tree::{Content, Node, Record, check_name, insert_at_path};
 #[doc(hidden)]
-pub use value::{ErasedTensor, TensorLeafError};
+pub use value::{ErasedTensor, TensorLeafError, leaf_array};
 pub use value::{Map, Opaque, TensorLeaf, ToDump, Value};

@@ -4,8 +4,10 @@
 //! each sample's size along the non-uniform dim, or else the map `{"data", "sample_sizes",
 //! "non_uniform_dim", "num_batch_dims"}`.
 
-use super::blob::Array;
-use super::{DumpError, Map, ToDump, Value};
+use std::any::Any;
+
+use super::blob::{Array, TensorDataOf};
+use super::{Converters, DumpError, Map, ToDump, Value};
 
 /// A padded batch's layout: everything of it but its data.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -16,6 +18,30 @@ pub struct RaggedLayout {
     pub non_uniform_dim: usize,
     /// How many leading dims are batch dims (at least 1).
     pub num_batch_dims: usize,
+}
+
+/// Registers the converter of the ragged-batch type `R` with `converters`: `read` gives a
+/// batch's padded data (the edition `E`'s tensor data) and its layout; the batch is dumped
+/// per sample ([`per_sample`]) or as a map ([`as_map`]).
+pub fn register<E, D, R>(
+    converters: &mut Converters,
+    as_per_sample: bool,
+    read: impl Fn(&R) -> (D, RaggedLayout) + Send + 'static,
+) where
+    D: TensorDataOf<E> + ToDump<E>,
+    R: Any + Send,
+{
+    converters.register_fallible(move |batch: R| {
+        let (data, layout) = read(&batch);
+        if !as_per_sample {
+            let shape = data.shape_of();
+            return Ok(as_map(ToDump::<E>::to_dump(data), &shape, layout));
+        }
+        data.check().map_err(DumpError::InvalidRaggedBatch)?;
+        let array =
+            (data.to_array()).map_err(|error| DumpError::InvalidRaggedBatch(error.to_string()))?;
+        per_sample(array, layout)
+    });
 }
 
 /// The batch as a map: `data` (the padded data, dumped as the edition's tensor data), of

@@ -19,7 +19,7 @@ use std::any::{Any, TypeId};
 use std::collections::BTreeMap;
 use std::fmt;
 
-use super::blob::Array;
+use super::blob::{Array, TensorDataOf};
 use super::json::PyJson;
 
 /// A value to dump: a tree of maps (insertion order), lists, scalars, strings, tensors and
@@ -136,7 +136,22 @@ pub enum TensorLeafError {
     Invalid(String),
 }
 
+/// An edition's tensor data (`D`, of the Burn `E`) as the dumper keeps it, or why it cannot
+/// be: quantized, or bytes that do not match its shape and dtype.
+pub fn leaf_array<E, D: TensorDataOf<E>>(data: &D) -> Result<Array, TensorLeafError> {
+    if let Some(dtype) = data.quantized() {
+        return Err(TensorLeafError::UnsupportedDtype(dtype));
+    }
+    data.check().map_err(TensorLeafError::Invalid)?;
+    (data.to_array()).map_err(|error| TensorLeafError::Invalid(error.to_string()))
+}
+
 impl TensorLeafError {
+    /// The backend's error reading a tensor (its `Debug`).
+    pub fn read(error: impl fmt::Debug) -> Self {
+        TensorLeafError::Read(format!("{error:?}"))
+    }
+
     /// The dumper's error for the tensor at `path`.
     pub fn at(self, path: &str) -> super::DumpError {
         let path = path.to_owned();

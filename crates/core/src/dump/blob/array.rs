@@ -59,6 +59,13 @@ impl ArrayView<'_> {
 pub trait TensorDataOf<Burn> {
     /// The array of the data.
     fn to_array(&self) -> Result<Array, BlobError>;
+    /// Its shape.
+    fn shape_of(&self) -> Vec<usize>;
+    /// Checks that its bytes are exactly what its shape and dtype need (tensor data built by
+    /// hand may not be, see [`Array::check_burn_bytes`]); the reason when not.
+    fn check(&self) -> Result<(), String>;
+    /// Its dtype as `Debug` prints it when it is quantized (no dumped form), `None` otherwise.
+    fn quantized(&self) -> Option<String>;
 }
 
 impl Array {
