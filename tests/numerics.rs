@@ -367,3 +367,86 @@ fn a_sum_past_the_range_of_f32_is_not_a_nan() {
     assert_eq!(ended, Ok(()));
     assert!(run.get("non_finite").is_none(), "{run:#}");
 }
+
+#[path = "numerics/adam_model.rs"]
+mod adam_model;
+
+/// A code change that inserts one op in the forward of a model trained with Adam (the
+/// activation times 1.001): the culprit is that op's region in step 0's forward, not an op of
+/// Adam's update whose small inputs "agreed" within the absolute tolerance.
+#[test]
+fn an_op_inserted_in_the_forward_is_the_culprits_region_not_an_optimizer_op() {
+    use adam_model::{Change, train_adam};
+    let _serial = serial();
+    let reference = train_adam::<B>(&run_dir("adam-reference"), Change::None, 3);
+    let current = train_adam::<B>(&run_dir("adam-inserted"), Change::Inserted, 3);
+    let comparison = numerics::compare(&reference, &current, Tolerance::default());
+    let text = numerics::render(&comparison, &reference, &current, 10);
+    println!("{text}");
+    let culprit = comparison.culprit.expect("the runs diverge");
+    let pair = &comparison.pairs[culprit.pair];
+    let (before, after) = (&reference[pair.reference], &current[pair.current]);
+    assert_eq!(
+        (before.step, before.phase.as_str()),
+        (0, "forward"),
+        "{text}"
+    );
+    assert!(culprit.inputs_agreed, "{text}");
+    let region = &comparison.alignment.regions[culprit.pair];
+    let inside: Vec<&str> = region
+        .current
+        .iter()
+        .map(|&at| current[at].op.as_str())
+        .collect();
+    assert!(
+        inside.contains(&"float_mul_scalar") || after.op == "float_mul_scalar",
+        "the inserted op is the culprit's region: {inside:?}, {}\n{text}",
+        after.op
+    );
+    let [covered_before, covered_after] = comparison.alignment.covered();
+    assert!(covered_before * 100 >= reference.len() * 95, "{text}");
+    assert!(covered_after * 100 >= current.len() * 95, "{text}");
+}
+
+/// The same for an op removed (no activation): the culprit is the removed op's region in step
+/// 0's forward.
+#[test]
+fn an_op_removed_from_the_forward_is_the_culprits_region() {
+    use adam_model::{Change, train_adam};
+    let _serial = serial();
+    let reference = train_adam::<B>(&run_dir("adam-reference-2"), Change::None, 2);
+    let current = train_adam::<B>(&run_dir("adam-removed"), Change::Removed, 2);
+    let comparison = numerics::compare(&reference, &current, Tolerance::default());
+    let text = numerics::render(&comparison, &reference, &current, 10);
+    let culprit = comparison.culprit.expect("the runs diverge");
+    let pair = &comparison.pairs[culprit.pair];
+    let before = &reference[pair.reference];
+    assert_eq!(
+        (before.step, before.phase.as_str()),
+        (0, "forward"),
+        "{text}"
+    );
+    let region = &comparison.alignment.regions[culprit.pair];
+    let inside: Vec<&str> = region
+        .reference
+        .iter()
+        .map(|&at| reference[at].op.as_str())
+        .collect();
+    assert!(
+        inside.contains(&"relu") || before.op == "relu",
+        "the removed relu is the culprit's region: {inside:?}, {}\n{text}",
+        before.op
+    );
+}
+
+/// The same program twice with Adam: every record paired, bit for bit.
+#[test]
+fn the_same_adam_program_twice_pairs_every_record() {
+    use adam_model::{Change, train_adam};
+    let _serial = serial();
+    let a = train_adam::<B>(&run_dir("adam-same-a"), Change::None, 2);
+    let b = train_adam::<B>(&run_dir("adam-same-b"), Change::None, 2);
+    let comparison = numerics::compare(&a, &b, Tolerance::default());
+    assert!(comparison.agrees());
+    assert_eq!(comparison.counts(), [a.len(), 0, 0]);
+}

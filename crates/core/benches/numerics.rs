@@ -1,5 +1,5 @@
-//! `numerics::compare` on 1M op records a side: the alignment and the verdict must stay near
-//! linear where the runs agree (Myers' diff costs O((N+M)·D) for D inserted or removed ops).
+//! `numerics::compare` on 1M op records a side, linked to their producers (paired by
+//! dataflow): the pairing and the verdict must stay near linear where the runs agree.
 //! Three cases: the same records, one op diverged (every op after it a propagator), and one
 //! op only the current run has; in 100 steps of 10k ops, and in one step of 1M. Also the
 //! fingerprint of 1M f32 elements (one pass). The figures are in the guide (`numerics.md`).
@@ -51,10 +51,16 @@ fn comparisons(c: &mut Criterion) {
     for steps in [100u64, 1] {
         let reference = run(steps, None);
         let diverged = run(steps, Some(RECORDS / 2));
+        // An op only the current run has, between two of the chain: the one after it reads it.
         let mut inserted = reference.clone();
-        let mut extra = inserted[RECORDS as usize / 2].clone();
+        let at = RECORDS as usize / 2;
+        let mut extra = inserted[at].clone();
         extra.op = "float_cast".into();
-        inserted.insert(RECORDS as usize / 2, extra);
+        inserted.insert(at, extra);
+        for (seq, record) in inserted.iter_mut().enumerate().skip(at + 1) {
+            record.seq = seq as u64;
+            record.producers = Some(vec![Some(seq as u64 - 1)]);
+        }
         let cases = [
             ("identical", &reference),
             ("one diverged", &diverged),

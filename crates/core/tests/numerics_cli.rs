@@ -85,8 +85,9 @@ fn a_perturbed_op_is_named_as_the_culprit_and_exits_1() {
     let (before, after) = (root.path().join("a.jsonl"), root.path().join("b.jsonl"));
     file::write(&before, &program(2, None)).unwrap();
     file::write(&after, &program(2, Some(15))).unwrap();
-    let output = numerics(&before, &after, &["--rows", "3"]);
+    let output = numerics(&before, &after, &["--rows", "5"]);
     let (stdout, stderr) = text(&output);
+    println!("{stdout}");
     assert_eq!(output.status.code(), Some(1), "{stdout}{stderr}");
     assert!(
         stdout.starts_with("diverged (rtol 0.0001, atol 0.00001): 15 of 60 aligned ops in 2 steps"),
@@ -98,6 +99,11 @@ fn a_perturbed_op_is_named_as_the_culprit_and_exits_1() {
     );
     assert!(stdout.contains("  output 0 max: "), "{stdout}");
     assert!(
+        stdout
+            .contains("  input: float_matmul seq 44 before, float_matmul seq 44 after: identical"),
+        "its input, paired on both sides: {stdout}"
+    );
+    assert!(
         stdout.contains("propagators: 14 ops after it carried the difference on"),
         "{stdout}"
     );
@@ -107,7 +113,7 @@ fn a_perturbed_op_is_named_as_the_culprit_and_exits_1() {
         .count();
     assert_eq!(
         table_rows,
-        1 + 1 + 3,
+        1 + 1 + 5,
         "a heading, a header and --rows rows: {stdout}"
     );
     // A tolerance loose enough for 1e-3 makes them agree.

@@ -1,4 +1,8 @@
-//! The two runs' op sequences aligned step by step: Myers' diff (the `similar` crate),
+//! Which records of two runs are the same op call. Runs whose records link their inputs to
+//! their producers are paired along their dataflow ([`dataflow`](super::dataflow)); runs
+//! without links by their op sequences, as follows.
+//!
+//! The op sequences aligned step by step: Myers' diff (the `similar` crate),
 //! O((N+M)·D) for D ops inserted or removed, so linear where the runs agree.
 //!
 //! Two records are the same op call when they have the same op name and input shapes, and
@@ -18,7 +22,7 @@ use std::hash::{Hash, Hasher};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet, FxHasher};
 use similar::{Algorithm, DiffOp, capture_diff_slices_deadline};
 
-use super::OpRecord;
+use super::{OpRecord, Tolerance};
 
 /// How long the alignment may search for the fewest insertions and removals before it settles
 /// for a coarser alignment: runs with nothing in common would otherwise take quadratic time.
@@ -27,23 +31,78 @@ const ALIGNMENT_BUDGET: Duration = Duration::from_secs(10);
 /// Which records of two runs are the same op call, by index into each side's records.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Alignment {
-    /// `(reference, current)` index pairs of the same op, by step then in the reference's
-    /// order.
+    /// `(reference, current)` index pairs of records that made the same tensor, in the
+    /// reference's order.
     pub pairs: Vec<(usize, usize)>,
-    /// Records of the reference no record of the current run was aligned with (removed ops).
+    /// Each pair's region, in the order of [`pairs`](Self::pairs) (empty where the runs were
+    /// aligned by their op sequences).
+    pub regions: Vec<Region>,
+    /// Records of the reference no record of the current run was aligned with and that are
+    /// in no pair's region (removed ops).
     pub only_reference: Vec<usize>,
-    /// Records of the current run no reference record was aligned with (inserted ops).
+    /// Records of the current run no reference record was aligned with and that are in no
+    /// pair's region (inserted ops).
     pub only_current: Vec<usize>,
+    /// Records of the reference that repeat another record of their step on the same inputs,
+    /// and whose outputs no op read (autotune's trial runs): left out of the pairing.
+    pub repeats_reference: Vec<usize>,
+    /// The same, of the current run.
+    pub repeats_current: Vec<usize>,
     /// Steps only the reference has.
     pub steps_only_reference: Vec<u64>,
     /// Steps only the current run has.
     pub steps_only_current: Vec<u64>,
 }
 
+/// The records of one pair's region: those not paired that its output was made from, back to
+/// the paired tensors it read (by index into each side's records). Two runs that compute a
+/// tensor with other ops (`linear` against `matmul, reshape, add`) pair the ops that made it,
+/// and the ops before them inside the region.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Region {
+    /// The reference's records inside it, in order.
+    pub reference: Vec<usize>,
+    /// The current run's records inside it, in order.
+    pub current: Vec<usize>,
+}
+
+impl Alignment {
+    /// How many of each side's records are paired, inside a pair's region, or repeats:
+    /// `[reference, current]`.
+    pub fn covered(&self) -> [usize; 2] {
+        let inside = |side: fn(&Region) -> usize| self.regions.iter().map(side).sum::<usize>();
+        [
+            self.pairs.len()
+                + inside(|region| region.reference.len())
+                + self.repeats_reference.len(),
+            self.pairs.len() + inside(|region| region.current.len()) + self.repeats_current.len(),
+        ]
+    }
+}
+
+/// Which records of `reference` and `current` made the same tensors, under the default
+/// tolerance ([`align_with`]).
+pub fn align(reference: &[OpRecord], current: &[OpRecord]) -> Alignment {
+    align_with(reference, current, Tolerance::default())
+}
+
+/// Which records of `reference` and `current` made the same tensors: along their dataflow
+/// where either run links its records' inputs to their producers (outputs within `tolerance`
+/// are evidence of a pair), else by their op sequences within each step.
+pub fn align_with(reference: &[OpRecord], current: &[OpRecord], tolerance: Tolerance) -> Alignment {
+    let linked = |records: &[OpRecord]| {
+        (records.iter()).any(|record| (record.producers.iter().flatten()).any(Option::is_some))
+    };
+    match linked(reference) || linked(current) {
+        true => super::dataflow::by_dataflow(reference, current, tolerance),
+        false => by_names(reference, current),
+    }
+}
+
 /// Aligns `reference` and `current` within each step, keeping each side's order: by op name,
 /// input shapes and the names of the ops that made the inputs, then by op name and input
 /// shapes, never pairing two ops whose linked inputs came from ops paired elsewhere.
-pub fn align(reference: &[OpRecord], current: &[OpRecord]) -> Alignment {
+fn by_names(reference: &[OpRecord], current: &[OpRecord]) -> Alignment {
     let mut steps: BTreeMap<u64, (Vec<usize>, Vec<usize>)> = BTreeMap::new();
     for (index, record) in reference.iter().enumerate() {
         steps.entry(record.step).or_default().0.push(index);

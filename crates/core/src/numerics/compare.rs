@@ -5,7 +5,7 @@
 use rustc_hash::FxHashMap as HashMap;
 
 use super::fingerprint::WEIGHT_PERIOD;
-use super::{Alignment, Fingerprint, OpRecord, align};
+use super::{Alignment, Fingerprint, OpRecord, align_with};
 
 /// How far apart two runs' elements may be and still agree: every element `x'` of the current
 /// run's output within `atol + rtol * |x|` of the reference's `x`, as `numpy.isclose`.
@@ -105,10 +105,42 @@ pub struct Pair {
 pub struct Culprit {
     /// Its index in [`Comparison::pairs`].
     pub pair: usize,
-    /// Whether its inputs agreed (their producers aligned and not diverged). `false` when no
-    /// diverged op had agreeing inputs (a producer only one run has): the culprit is then the
-    /// first diverged op.
+    /// Whether its inputs agreed (their producers paired and [agreeing as
+    /// inputs](Comparison::agreed_as_input)). `false` when no diverged op had agreeing inputs:
+    /// the culprit is then the first diverged op, and [`Comparison::agreeing_ancestors`] names
+    /// the nearest pairs before it that agreed.
     pub inputs_agreed: bool,
+    /// Whether its outputs stayed within the tolerance but moved beyond their own magnitude's
+    /// ([`InputsAgree`]), and the ops after it scaled the difference up: no diverged op's
+    /// inputs agreed, and this is the earliest op before the first divergence whose inputs
+    /// agreed and whose outputs did not.
+    pub moved_within_tolerance: bool,
+}
+
+/// When an input of two runs counts as the same tensor, for the culprit's "its inputs agreed".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum InputsAgree {
+    /// Bit for bit: both runs ran on the same backend, where the same inputs give the same
+    /// outputs.
+    Bitwise,
+    /// Bit for bit, or within the relative tolerance scaled to the tensor's own magnitude (no
+    /// absolute tolerance: a small tensor that moved is not taken as agreeing, and the op that
+    /// scales it up is not blamed): runs on two backends.
+    #[default]
+    Scaled,
+}
+
+/// One input of the culprit, as paired on both sides.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CulpritInput {
+    /// The reference's record that made it; `None` for an input no recorded op made.
+    pub reference: Option<usize>,
+    /// The current run's record that made it.
+    pub current: Option<usize>,
+    /// The pair's index in [`Comparison::pairs`], when both are paired.
+    pub pair: Option<usize>,
+    /// How the pair's outputs compare; `None` for an input no recorded op made.
+    pub agreement: Option<Agreement>,
 }
 
 /// Two runs' numerics compared.
@@ -124,6 +156,11 @@ pub struct Comparison {
     pub culprit: Option<Culprit>,
     /// The diverged ops after the culprit: they carried the difference on.
     pub propagators: usize,
+    /// The culprit's inputs: the nearest paired tensors its region read, on both sides.
+    pub culprit_inputs: Vec<CulpritInput>,
+    /// When the culprit's inputs could not be shown to agree: the nearest pairs before it
+    /// whose outputs agreed as inputs, by index in [`pairs`](Self::pairs).
+    pub agreeing_ancestors: Vec<usize>,
 }
 
 impl Comparison {
@@ -153,14 +190,27 @@ impl Comparison {
     }
 }
 
-/// Compares two runs' records (each in its file's order): aligns them per step, compares each
-/// aligned op's outputs, and names the culprit and counts its propagators.
-///
-/// An op's inputs agreed when every producer its record links (on both sides) is aligned and
-/// did not diverge (an input no recorded op produced is taken as agreeing); when either
-/// side's record has no links, when no earlier op of its step diverged.
+/// Compares two runs' records (each in its file's order) with inputs agreeing as
+/// [`InputsAgree::Scaled`]: [`compare_with`].
 pub fn compare(reference: &[OpRecord], current: &[OpRecord], tolerance: Tolerance) -> Comparison {
-    let alignment = align(reference, current);
+    compare_with(reference, current, tolerance, InputsAgree::default())
+}
+
+/// Compares two runs' records (each in its file's order): pairs them ([`align_with`]),
+/// compares each pair's outputs, and names the culprit (the earliest diverged pair whose
+/// inputs agreed as `inputs` says) and counts its propagators.
+///
+/// A pair's inputs are the nearest paired tensors its region read, on both sides: they agreed
+/// when each of them agreed as an input (an input no recorded op made is taken as agreeing;
+/// a pair not observed, by its own inputs). Records not linked to their producers: when no
+/// earlier pair of the step diverged.
+pub fn compare_with(
+    reference: &[OpRecord],
+    current: &[OpRecord],
+    tolerance: Tolerance,
+    inputs: InputsAgree,
+) -> Comparison {
+    let alignment = align_with(reference, current, tolerance);
     let pairs: Vec<Pair> = alignment
         .pairs
         .iter()
@@ -175,6 +225,7 @@ pub fn compare(reference: &[OpRecord], current: &[OpRecord], tolerance: Toleranc
             }
         })
         .collect();
+    let links = Links::new(reference, current, &pairs, &alignment, tolerance, inputs);
     let mut diverged = pairs
         .iter()
         .enumerate()
@@ -184,18 +235,24 @@ pub fn compare(reference: &[OpRecord], current: &[OpRecord], tolerance: Toleranc
     let culprit = match diverged.peek() {
         None => None,
         Some(&first) => {
-            let links = Links::new(reference, current, &pairs);
             let agreed = (first..pairs.len())
                 .filter(|&index| pairs[index].agreement == Agreement::Diverged)
                 .find(|&index| links.inputs_agreed(index));
-            Some(match agreed {
-                Some(pair) => Culprit {
+            Some(match (agreed, links.origin(first)) {
+                (Some(pair), _) => Culprit {
                     pair,
                     inputs_agreed: true,
+                    moved_within_tolerance: false,
                 },
-                None => Culprit {
+                (None, Some(pair)) => Culprit {
+                    pair,
+                    inputs_agreed: true,
+                    moved_within_tolerance: true,
+                },
+                (None, None) => Culprit {
                     pair: first,
                     inputs_agreed: false,
+                    moved_within_tolerance: false,
                 },
             })
         }
@@ -203,27 +260,48 @@ pub fn compare(reference: &[OpRecord], current: &[OpRecord], tolerance: Toleranc
     let propagators = culprit.map_or(0, |culprit| {
         diverged.filter(|&index| index > culprit.pair).count()
     });
+    let culprit_inputs = culprit.map_or_else(Vec::new, |culprit| links.inputs(culprit.pair));
+    let agreeing_ancestors = match culprit {
+        Some(culprit) if !culprit.inputs_agreed => links.agreeing_ancestors(culprit.pair),
+        _ => Vec::new(),
+    };
     Comparison {
         tolerance,
         pairs,
         alignment,
         culprit,
         propagators,
+        culprit_inputs,
+        agreeing_ancestors,
     }
 }
 
-/// What is known of each op's producers on both sides.
+/// How many pairs deep the agreement of a pair not observed is looked for through its inputs.
+const UNOBSERVED_DEPTH: usize = 16;
+
+/// What is known of each pair's inputs on both sides.
 struct Links<'a> {
     reference: &'a [OpRecord],
     current: &'a [OpRecord],
     pairs: &'a [Pair],
-    /// By `seq`, each side's record's pair, if aligned (`None`).
+    /// By `seq`, each side's record's pair, if paired (`None`).
     reference_pairs: HashMap<u64, Option<usize>>,
     current_pairs: HashMap<u64, Option<usize>>,
+    /// Each pair's region.
+    regions: &'a [super::Region],
+    tolerance: Tolerance,
+    inputs: InputsAgree,
 }
 
 impl<'a> Links<'a> {
-    fn new(reference: &'a [OpRecord], current: &'a [OpRecord], pairs: &'a [Pair]) -> Self {
+    fn new(
+        reference: &'a [OpRecord],
+        current: &'a [OpRecord],
+        pairs: &'a [Pair],
+        alignment: &'a Alignment,
+        tolerance: Tolerance,
+        inputs: InputsAgree,
+    ) -> Self {
         let side = |records: &[OpRecord], of: fn(&Pair) -> usize| {
             let mut by_seq: HashMap<u64, Option<usize>> =
                 records.iter().map(|record| (record.seq, None)).collect();
@@ -238,19 +316,90 @@ impl<'a> Links<'a> {
             pairs,
             reference_pairs: side(reference, |pair| pair.reference),
             current_pairs: side(current, |pair| pair.current),
+            regions: &alignment.regions,
+            tolerance,
+            inputs,
+        }
+    }
+
+    /// The seqs of the records that the pair's region read from outside it, on one side.
+    fn region_inputs(&self, index: usize, reference: bool) -> Option<Vec<Option<u64>>> {
+        let region = self.regions.get(index);
+        let (records, by_seq, own, mut inside) = match reference {
+            true => (
+                self.reference,
+                &self.reference_pairs,
+                self.pairs[index].reference,
+                region.map(|region| region.reference.clone()),
+            ),
+            false => (
+                self.current,
+                &self.current_pairs,
+                self.pairs[index].current,
+                region.map(|region| region.current.clone()),
+            ),
+        };
+        let mut inside = inside.take().unwrap_or_default();
+        inside.push(own);
+        let seqs: Vec<u64> = inside.iter().map(|&at| records[at].seq).collect();
+        let mut read = Vec::new();
+        for &at in &inside {
+            for producer in records[at].producers.as_ref()? {
+                let from_outside = producer.is_none_or(|seq| !seqs.contains(&seq));
+                if from_outside && !read.contains(producer) {
+                    read.push(*producer);
+                }
+            }
+        }
+        // A producer the file does not hold: an input from outside, like a parameter.
+        Some(
+            read.into_iter()
+                .map(|seq| seq.filter(|seq| by_seq.contains_key(seq)))
+                .collect(),
+        )
+    }
+
+    /// Whether the outputs of pair `index` count as the same tensor when read.
+    fn agreed_as_input(&self, index: usize, depth: usize) -> bool {
+        let pair = &self.pairs[index];
+        match pair.agreement {
+            Agreement::Identical => true,
+            Agreement::Diverged => false,
+            Agreement::NotObserved => {
+                depth < UNOBSERVED_DEPTH && self.inputs_agreed_at(index, depth + 1)
+            }
+            Agreement::WithinTolerance => match self.inputs {
+                InputsAgree::Bitwise => false,
+                InputsAgree::Scaled => {
+                    let scaled = Tolerance {
+                        atol: 0.0,
+                        ..self.tolerance
+                    };
+                    let (reference, current) =
+                        (&self.reference[pair.reference], &self.current[pair.current]);
+                    compare_outputs(&reference.outputs, &current.outputs, scaled).0
+                        != Agreement::Diverged
+                }
+            },
         }
     }
 
     fn inputs_agreed(&self, index: usize) -> bool {
+        self.inputs_agreed_at(index, 0)
+    }
+
+    fn inputs_agreed_at(&self, index: usize, depth: usize) -> bool {
         let pair = &self.pairs[index];
-        let (ours, theirs) = (&self.reference[pair.reference], &self.current[pair.current]);
-        match (&ours.producers, &theirs.producers) {
+        let ours = &self.reference[pair.reference];
+        match (
+            self.region_inputs(index, true),
+            self.region_inputs(index, false),
+        ) {
             (Some(a), Some(b)) => {
-                self.producers_agreed(a, &self.reference_pairs)
-                    && self.producers_agreed(b, &self.current_pairs)
+                self.producers_agreed(&a, &self.reference_pairs, depth)
+                    && self.producers_agreed(&b, &self.current_pairs, depth)
             }
             // No links: every earlier op of the step is a possible producer.
-            // (Back to the step's start or its last divergence: linear over all ops checked.)
             _ => self.pairs[..index]
                 .iter()
                 .rev()
@@ -263,13 +412,101 @@ impl<'a> Links<'a> {
         &self,
         producers: &[Option<u64>],
         by_seq: &HashMap<u64, Option<usize>>,
+        depth: usize,
     ) -> bool {
         producers.iter().flatten().all(|seq| match by_seq.get(seq) {
-            // A producer the file does not hold: taken as an input from outside, like a parameter.
             None => true,
             Some(None) => false,
-            Some(Some(pair)) => self.pairs[*pair].agreement != Agreement::Diverged,
+            Some(Some(pair)) => self.agreed_as_input(*pair, depth),
         })
+    }
+
+    /// The pair's inputs, as paired on both sides: the reference's first, then the current
+    /// run's that no reference input is paired with.
+    fn inputs(&self, index: usize) -> Vec<CulpritInput> {
+        let (Some(ours), Some(theirs)) = (
+            self.region_inputs(index, true),
+            self.region_inputs(index, false),
+        ) else {
+            return Vec::new();
+        };
+        let index_of = |records: &[OpRecord], seq: u64| records.iter().position(|r| r.seq == seq);
+        let mut inputs = Vec::new();
+        let mut seen_pairs = Vec::new();
+        for seq in ours {
+            let pair = seq.and_then(|seq| self.reference_pairs.get(&seq).copied().flatten());
+            seen_pairs.extend(pair);
+            inputs.push(CulpritInput {
+                reference: seq.and_then(|seq| index_of(self.reference, seq)),
+                current: pair.map(|pair| self.pairs[pair].current),
+                pair,
+                agreement: pair.map(|pair| self.pairs[pair].agreement),
+            });
+        }
+        for seq in theirs {
+            let pair = seq.and_then(|seq| self.current_pairs.get(&seq).copied().flatten());
+            if pair.is_some_and(|pair| seen_pairs.contains(&pair)) || seq.is_none() {
+                continue;
+            }
+            inputs.push(CulpritInput {
+                reference: pair.map(|pair| self.pairs[pair].reference),
+                current: seq.and_then(|seq| index_of(self.current, seq)),
+                pair,
+                agreement: pair.map(|pair| self.pairs[pair].agreement),
+            });
+        }
+        inputs
+    }
+
+    /// The earliest pair that `index` was made from whose outputs did not agree as an input
+    /// while its own inputs did: where a difference within the tolerance began.
+    fn origin(&self, index: usize) -> Option<usize> {
+        let origins = self.upstream(index, |pair| match self.agreed_as_input(pair, 0) {
+            true => None,
+            false => Some(self.inputs_agreed(pair)),
+        });
+        origins.into_iter().min()
+    }
+
+    /// The nearest pairs before `index` along its inputs whose outputs agreed as inputs, at
+    /// most eight.
+    fn agreeing_ancestors(&self, index: usize) -> Vec<usize> {
+        let mut found = self.upstream(index, |pair| Some(self.agreed_as_input(pair, 0)));
+        found.sort_unstable();
+        found.truncate(8);
+        found
+    }
+
+    /// The pairs found walking back from pair `index` along the inputs of each region:
+    /// `found` says of each pair reached whether it is one (`Some(true)`), to walk on through
+    /// (`Some(false)`) or to leave (`None`). At most 4096 pairs are looked at.
+    fn upstream(&self, index: usize, found: impl Fn(usize) -> Option<bool>) -> Vec<usize> {
+        let mut hits = Vec::new();
+        let mut seen = vec![index];
+        let mut frontier = vec![index];
+        while let Some(at) = frontier.pop() {
+            let Some(producers) = self.region_inputs(at, true) else {
+                continue;
+            };
+            for seq in producers.into_iter().flatten() {
+                let Some(Some(pair)) = self.reference_pairs.get(&seq).copied() else {
+                    continue;
+                };
+                if seen.contains(&pair) {
+                    continue;
+                }
+                seen.push(pair);
+                match found(pair) {
+                    Some(true) => hits.push(pair),
+                    Some(false) => frontier.push(pair),
+                    None => {}
+                }
+            }
+            if seen.len() > 4096 {
+                break;
+            }
+        }
+        hits
     }
 }
 

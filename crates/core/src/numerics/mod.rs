@@ -27,6 +27,7 @@
 
 mod align;
 mod compare;
+mod dataflow;
 pub mod file;
 mod fingerprint;
 mod json_float;
@@ -34,10 +35,10 @@ mod non_finite;
 mod record;
 mod text;
 
-pub use align::{Alignment, align};
+pub use align::{Alignment, Region, align, align_with};
 pub use compare::{
-    Agreement, Comparison, Culprit, Pair, StatDiff, StatValue, Tolerance, compare, compare_outputs,
-    first_non_finite,
+    Agreement, Comparison, Culprit, CulpritInput, InputsAgree, Pair, StatDiff, StatValue,
+    Tolerance, compare, compare_outputs, compare_with, first_non_finite,
 };
 pub use file::{NUMERICS_FILE, NumericsError};
 pub use fingerprint::{Element, Fingerprint, WEIGHT_PERIOD, all_finite};
@@ -47,3 +48,6 @@ pub use text::render;
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod dataflow_tests;

@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use super::{Agreement, Comparison, OpRecord, StatDiff};
+use super::{Agreement, Comparison, OpRecord, StatDiff, StatValue};
 
 /// The comparison for people: the verdict, the culprit with the statistics that differ
 /// (before -> after) and the propagators, then the first `rows` divergences as a table.
@@ -55,6 +55,34 @@ pub fn render(
         comparison.alignment.only_reference.len(),
         comparison.alignment.only_current.len(),
     );
+    let [covered_before, covered_after] = comparison.alignment.covered();
+    let in_regions = covered_before + covered_after > 2 * aligned;
+    if in_regions {
+        let percent = |covered: usize, total: usize| match total {
+            0 => 100.0,
+            total => 100.0 * covered as f64 / total as f64,
+        };
+        let _ = writeln!(
+            text,
+            "paired by dataflow: {:.1}% of {} records before, {:.1}% of {} after (paired, or \
+             inside a paired region: ops between paired tensors that compute them otherwise)",
+            percent(covered_before, reference.len()),
+            reference.len(),
+            percent(covered_after, current.len()),
+            current.len(),
+        );
+    }
+    let (repeats_before, repeats_after) = (
+        comparison.alignment.repeats_reference.len(),
+        comparison.alignment.repeats_current.len(),
+    );
+    if repeats_before + repeats_after > 0 {
+        let _ = writeln!(
+            text,
+            "repeats: {repeats_before} records before, {repeats_after} after repeat an op on the \
+             same inputs and were read by no op (autotune's trial runs): not compared"
+        );
+    }
     if only_before + only_after > 0 {
         let _ = writeln!(
             text,
@@ -64,6 +92,25 @@ pub fn render(
     if let Some(culprit) = comparison.culprit {
         let pair = &comparison.pairs[culprit.pair];
         let record = &reference[pair.reference];
+        let after = &current[pair.current];
+        let region = comparison.alignment.regions.get(culprit.pair);
+        let ops = |records: &[OpRecord], inside: Option<&Vec<usize>>, own: &OpRecord| {
+            let mut names: Vec<&str> = inside
+                .into_iter()
+                .flatten()
+                .map(|&at| records[at].op.as_str())
+                .collect();
+            names.push(own.op.as_str());
+            names.join(", ")
+        };
+        let (ops_before, ops_after) = (
+            ops(reference, region.map(|region| &region.reference), record),
+            ops(current, region.map(|region| &region.current), after),
+        );
+        let named = match ops_before == ops_after {
+            true => ops_before,
+            false => format!("{ops_before} before, {ops_after} after"),
+        };
         let _ = writeln!(
             text,
             "{}: step {}, {} (seq {} before, {} after), phase {}, at {}",
@@ -73,9 +120,9 @@ pub fn render(
                 "culprit"
             },
             record.step,
-            record.op,
+            named,
             record.seq,
-            current[pair.current].seq,
+            after.seq,
             record.phase,
             record.call_site.as_deref().unwrap_or("-"),
         );
@@ -86,10 +133,57 @@ pub fn render(
                  aligned, or not recorded (Burn 0.22 records values only); dump tensors nearer \
                  the step's start, or compare two Burn 0.21 runs, to find the op)"
             );
-        } else if !culprit.inputs_agreed {
+        } else if culprit.moved_within_tolerance {
             let _ = writeln!(
                 text,
-                "  (no diverged op's inputs all agreed: a producer only one run has; this is the first diverged op)"
+                "  (its outputs are within the tolerance but moved beyond their own magnitude's, \
+                 while its inputs agreed; the ops after it scaled the difference up until it \
+                 diverged)"
+            );
+        } else if !culprit.inputs_agreed {
+            let nearest: Vec<String> = comparison
+                .agreeing_ancestors
+                .iter()
+                .map(|&at| {
+                    let pair = &comparison.pairs[at];
+                    let record = &reference[pair.reference];
+                    format!(
+                        "{} (seq {} before, {} after)",
+                        record.op, record.seq, current[pair.current].seq
+                    )
+                })
+                .collect();
+            let _ = writeln!(
+                text,
+                "  (its inputs could not be shown to agree: no diverged op's inputs all agreed \
+                 (an input moved within the tolerance, or a producer only one run has); this is \
+                 the first diverged op; the nearest inputs that agreed: {})",
+                match nearest.is_empty() {
+                    true => "none".to_owned(),
+                    false => nearest.join(", "),
+                }
+            );
+        }
+        for input in &comparison.culprit_inputs {
+            let side = |records: &[OpRecord], at: Option<usize>| match at {
+                Some(at) => format!("{} seq {}", records[at].op, records[at].seq),
+                None => "-".to_owned(),
+            };
+            let agreement = match input.agreement {
+                None => "no recorded op made it",
+                Some(Agreement::Identical) => "identical",
+                Some(Agreement::WithinTolerance) => "within tolerance",
+                Some(Agreement::Diverged) => "diverged",
+                Some(Agreement::NotObserved) => "not observed",
+            };
+            if input.reference.is_none() && input.current.is_none() {
+                continue;
+            }
+            let _ = writeln!(
+                text,
+                "  input: {} before, {} after: {agreement}",
+                side(reference, input.reference),
+                side(current, input.current),
             );
         }
         for StatDiff {
@@ -99,7 +193,17 @@ pub fn render(
             after,
         } in &pair.differences
         {
-            let _ = writeln!(text, "  output {output} {stat}: {before} -> {after}");
+            let _ = match (before, after) {
+                (StatValue::Number(x), StatValue::Number(y)) => {
+                    let abs = (y - x).abs();
+                    writeln!(
+                        text,
+                        "  output {output} {stat}: {before} -> {after} (abs {abs:.3e}, rel {:.3e})",
+                        abs / x.abs()
+                    )
+                }
+                _ => writeln!(text, "  output {output} {stat}: {before} -> {after}"),
+            };
         }
         let _ = writeln!(
             text,

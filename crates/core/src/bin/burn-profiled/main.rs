@@ -96,8 +96,9 @@ enum Command {
         html: Option<PathBuf>,
     },
     #[command(after_help = NUMERICS_EXIT_STATUS)]
-    /// Compares two runs' numerics (numerics.jsonl) op by op: the ops aligned per step, each
-    /// identical, within tolerance or diverged; the culprit (the first diverged op whose
+    /// Compares two runs' numerics (numerics.jsonl): their tensors paired along the dataflow
+    /// (by op sequence where the files link no producers), each pair identical, within
+    /// tolerance or diverged; the culprit (the earliest diverged op, or region of ops, whose
     /// inputs agreed), how many ops after it carried the difference on, and the first
     /// divergences.
     Numerics {
@@ -115,6 +116,10 @@ enum Command {
         /// Divergences shown in the table.
         #[arg(long, default_value_t = 10)]
         rows: usize,
+        /// Both runs ran on one backend: an input agreed only bit for bit (by default, also
+        /// within the relative tolerance scaled to the tensor's magnitude).
+        #[arg(long)]
+        same_backend: bool,
     },
 }
 
@@ -152,7 +157,14 @@ fn main() -> ExitCode {
             rtol,
             atol,
             rows,
-        } => numerics(&before, &after, Tolerance { rtol, atol }, rows),
+            same_backend,
+        } => {
+            let inputs = match same_backend {
+                true => numerics::InputsAgree::Bitwise,
+                false => numerics::InputsAgree::Scaled,
+            };
+            numerics(&before, &after, (Tolerance { rtol, atol }, inputs), rows)
+        }
     }
 }
 
@@ -275,7 +287,12 @@ fn diff(
     }
 }
 
-fn numerics(before: &Path, after: &Path, tolerance: Tolerance, rows: usize) -> ExitCode {
+fn numerics(
+    before: &Path,
+    after: &Path,
+    (tolerance, inputs): (Tolerance, numerics::InputsAgree),
+    rows: usize,
+) -> ExitCode {
     const TOOL: &str = "burn-profiled numerics";
     let read = |path: &Path| numerics::file::read(path).map_err(|error| error.to_string());
     let (reference, current) = match read(before).and_then(|before| Ok((before, read(after)?))) {
@@ -285,7 +302,7 @@ fn numerics(before: &Path, after: &Path, tolerance: Tolerance, rows: usize) -> E
             return ExitCode::from(2);
         }
     };
-    let comparison = numerics::compare(&reference, &current, tolerance);
+    let comparison = numerics::compare_with(&reference, &current, tolerance, inputs);
     let alignment = &comparison.alignment;
     if !alignment.steps_only_reference.is_empty() || !alignment.steps_only_current.is_empty() {
         let file = |path: &Path| match path.is_dir() {
