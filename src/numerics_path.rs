@@ -32,6 +32,11 @@ pub(crate) fn numerics_start<B: Backend>(
     if flags & NUMERICS == 0 {
         return None;
     }
+    if crate::context::fallback::running() != crate::context::fallback::FallbackRun::None {
+        // A fused block's fallback op: a trial is not the program's, and the block records
+        // its own ops (`fused::block_numerics`).
+        return None;
+    }
     let wanted = numerics::wanted();
     if !wanted.any() {
         return None;

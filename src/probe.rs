@@ -32,6 +32,7 @@ use burn_profiled_core::shape::Shape;
 use burn_profiled_core::work::{TensorArg, Work};
 
 use crate::context::device as context_device;
+use crate::context::fallback::{self, FallbackRun};
 use crate::context::launch::{LaunchThread, QueuedMemory, QueuedTask, QueuingHold};
 use crate::context::memory::{self as context_memory, ThreadAllocations};
 use crate::context::switches::{
@@ -43,6 +44,7 @@ use crate::sinks::{device_time, op_ranges, stats, trace};
 use crate::tensor_identity::Identities;
 use burn_profiled_core::sinks::graph::{self, TensorSeen};
 
+pub use crate::context::fallback::autotune_trials;
 pub use crate::context::op::Op;
 pub use crate::sinks::observers::{Observing, OpObserver, observe};
 pub use burn_profiled_core::probe::{
@@ -115,6 +117,11 @@ pub(crate) fn op<B: Backend>(
     args: impl FnOnce() -> Vec<Arg>,
     inputs: impl FnOnce(&mut Identities),
 ) -> OpGuard<B> {
+    if fallback::running() == FallbackRun::Trial {
+        // Autotune trying a candidate kernel on a fork of a fused block's inputs: not the
+        // program's op.
+        return OpGuard::off();
+    }
     if flags == RANGES {
         // The usual profiling setup, kept to the range's push and pop.
         op_ranges::push_op(op);

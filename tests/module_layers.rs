@@ -14,10 +14,12 @@ use std::path::{Path, PathBuf};
 /// Folders whose children are nodes of their own.
 const LAYER_FOLDERS: [&str; 2] = ["context", "sinks"];
 
-const CONTEXT: [&str; 13] = [
+const CONTEXT: [&str; 15] = [
     "context::attached",
+    "context::autotune",
     "context::clock",
     "context::device",
+    "context::fallback",
     "context::kernel",
     "context::launch",
     "context::lineage",

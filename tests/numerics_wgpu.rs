@@ -258,3 +258,61 @@ fn a_captured_call_on_wgpu_is_re_run_on_ndarray_and_agrees() {
     assert_ne!(agreement, Agreement::Diverged, "{captured}");
     println!("{captured}");
 }
+
+/// A fusion bug on purpose: the output of one fused block of step 0's forward scaled by
+/// `1 + 1e-3` after it ran (`fused::make_block_wrong`, a test-only hook), against the same
+/// program unfused. The first block is the forward's (`fused matmul[matmul, mul_scalar, exp,
+/// tanh, ...]`), whose last output is its last `tanh`: that `tanh` is the culprit, in step 0
+/// and the forward, at its call site, its inputs agreed, nothing before it diverged, and the
+/// ops after it are propagators.
+#[test]
+fn a_wrong_fused_block_is_the_culprit_in_its_step_and_phase() {
+    use std::sync::Arc;
+    let _serial = serial();
+    let root = support::profile_dir().join("numerics-wrong-block");
+    let _ = std::fs::remove_dir_all(&root);
+    let unfused = model::train::<Autodiff<Profiled<Wgpu>>>(&root.join("unfused"), SCALES, 2);
+    let started = Arc::new(support::Started::default());
+    let observing = burn_profiled::probe::observe(started.clone());
+    fused::make_block_wrong(0);
+    let fused = model::train::<Autodiff<fused::Wgpu>>(&root.join("fused"), SCALES, 2);
+    drop(observing);
+    let first_block = (started.0.lock().unwrap().iter())
+        .map(|(name, _)| *name)
+        .find(|name| name.starts_with("fused "))
+        .expect("a block ran");
+    assert!(
+        first_block.starts_with("fused matmul[matmul, mul_scalar, exp, tanh"),
+        "{first_block}"
+    );
+
+    let comparison = numerics::compare(&unfused, &fused, Tolerance::default());
+    let text = numerics::render(&comparison, &unfused, &fused, 10);
+    println!("wrong block: {first_block}\n{text}");
+    let culprit = comparison.culprit.expect("the runs diverge");
+    assert!(culprit.inputs_agreed, "{text}");
+    let pair = &comparison.pairs[culprit.pair];
+    let (before, after) = (&unfused[pair.reference], &fused[pair.current]);
+    let last_forward_tanh = fused
+        .iter()
+        .rfind(|r| r.step == 0 && r.phase == "forward" && r.op == "float_tanh")
+        .expect("the forward's tanhs");
+    assert_eq!(
+        after.seq, last_forward_tanh.seq,
+        "the block's last output: {text}"
+    );
+    assert_eq!((after.step, after.phase.as_str()), (0, "forward"), "{text}");
+    assert_eq!(before.op, "float_tanh", "{text}");
+    let site = before.call_site.as_deref().unwrap_or("-");
+    assert!(
+        site.starts_with("model::train_with::{{closure}} (tests/numerics/model.rs:"),
+        "{text}"
+    );
+    assert!(
+        comparison.pairs[..culprit.pair]
+            .iter()
+            .all(|p| p.agreement != Agreement::Diverged),
+        "{text}"
+    );
+    assert!(comparison.propagators > 0, "{text}");
+}

@@ -1,6 +1,6 @@
 //! The formats of `run.json`, `ops.json` and `trace.json` are pinned: the keys and value types
-//! a session writes are the golden files `tests/golden/run_json_v8.txt`,
-//! `{ops,ops_by_call_site,ops_by_module,ops_by_forward_call_site}_json_v8.txt` and
+//! a session writes are the golden files `tests/golden/run_json_v9.txt`,
+//! `{ops,ops_by_call_site,ops_by_module,ops_by_forward_call_site}_json_v9.txt` and
 //! `trace_json_v3.txt`. A change that fails this test is a new format version
 //! (`RUN_FORMAT_VERSION`, `trace::FORMAT_VERSION`), not an edit: readers of the old version
 //! (`burn-profiled diff` on runs of an older burn-profiled, trace tools) rely on them.
@@ -91,28 +91,28 @@ fn run_json_and_ops_json_keep_the_format_of_their_version() {
     for (file, golden_file, golden) in [
         (
             "run.json",
-            "run_json_v8.txt",
-            include_str!("golden/run_json_v8.txt"),
+            "run_json_v9.txt",
+            include_str!("golden/run_json_v9.txt"),
         ),
         (
             "ops.json",
-            "ops_json_v8.txt",
-            include_str!("golden/ops_json_v8.txt"),
+            "ops_json_v9.txt",
+            include_str!("golden/ops_json_v9.txt"),
         ),
         (
             "ops_by_call_site.json",
-            "ops_by_call_site_json_v8.txt",
-            include_str!("golden/ops_by_call_site_json_v8.txt"),
+            "ops_by_call_site_json_v9.txt",
+            include_str!("golden/ops_by_call_site_json_v9.txt"),
         ),
         (
             "ops_by_module.json",
-            "ops_by_module_json_v8.txt",
-            include_str!("golden/ops_by_module_json_v8.txt"),
+            "ops_by_module_json_v9.txt",
+            include_str!("golden/ops_by_module_json_v9.txt"),
         ),
         (
             "ops_by_forward_call_site.json",
-            "ops_by_forward_call_site_json_v8.txt",
-            include_str!("golden/ops_by_forward_call_site_json_v8.txt"),
+            "ops_by_forward_call_site_json_v9.txt",
+            include_str!("golden/ops_by_forward_call_site_json_v9.txt"),
         ),
         (
             "trace.json",

@@ -6,6 +6,7 @@
 //! | [`device`] | Burn's devices as the core's device keys |
 //! | [`launch`] | launch threads: where a backend launches its kernels, and running work there |
 //! | [`attached`] | the launch threads that ops outside a step queue their ranges on |
+//! | [`fallback`] | whether a fused block's fallback op runs, for the block or as an autotune trial |
 //!
 //! The rest is the core's (`burn_profiled_core::context`); what the probe reads of it (`op`,
 //! `switches`, `clock`, `phase`, `memory`,
@@ -18,4 +19,5 @@ pub(crate) use burn_profiled_core::context::{
 
 pub(crate) mod attached;
 pub(crate) mod device;
+pub(crate) mod fallback;
 pub(crate) mod launch;

@@ -14,6 +14,7 @@ use super::block_identity;
 use super::block_io::BlockIo;
 use super::block_numerics;
 use super::registration;
+use crate::context::fallback::{self, FallbackRun};
 use crate::context::phase;
 use crate::probe::{self, Op};
 use burn_profiled_core::op_names as names;
@@ -72,8 +73,13 @@ impl<R: CubeRuntime> FusedBlock<R> {
         context: &mut Context<CubeFusionHandle<R>>,
         execution: &OrderedExecution<ProfiledCubeRuntime<R>>,
     ) {
+        // Autotune's trials run on forks of the context: another address.
+        let block_context = std::ptr::from_ref::<Context<CubeFusionHandle<R>>>(context) as usize;
         let fallback = |index| -> Box<dyn FallbackOperation<R>> {
-            Box::new(Fallback(execution.operation_within_optimization(index)))
+            Box::new(Fallback {
+                op: execution.operation_within_optimization(index),
+                block_context,
+            })
         };
         match &mut self.inner {
             CubeOptimization::ElementWise(op) => op.execute(context),
@@ -84,12 +90,21 @@ impl<R: CubeRuntime> FusedBlock<R> {
     }
 }
 
-/// An op of a block that the block runs unfused (a matmul or reduce CubeCL does not fuse).
-struct Fallback<R: CubeRuntime>(UnfusedOp<ProfiledCubeRuntime<R>>);
+/// An op of a block that the block runs unfused (a matmul or reduce CubeCL does not fuse),
+/// for the block when given the block's context (`block_context`, its address), else as one of
+/// autotune's trial runs ([`fallback`](crate::context::fallback)).
+struct Fallback<R: CubeRuntime> {
+    op: UnfusedOp<ProfiledCubeRuntime<R>>,
+    block_context: usize,
+}
 
 impl<R: CubeRuntime> FallbackOperation<R> for Fallback<R> {
     fn run(&self, context: &mut Context<CubeFusionHandle<R>>) {
-        self.0.execute(&mut context.handles);
+        let run = match std::ptr::from_ref(context) as usize == self.block_context {
+            true => FallbackRun::Block,
+            false => FallbackRun::Trial,
+        };
+        fallback::run_as(run, || self.op.execute(&mut context.handles));
     }
 }
 
@@ -154,7 +169,9 @@ impl<R: CubeRuntime> Optimization<ProfiledCubeRuntime<R>> for FusedBlock<R> {
                     |ids| block_identity::collect(context, reads, true, ids),
                 );
                 op.counted_work(|| io.work(context));
+                let last_write = io.last_write;
                 self.run(context, execution);
+                super::wrong_block::after_block(context, last_write);
                 op.made(|ids| block_identity::collect(context, writes, false, ids));
             }
             if let Some((wanted, before)) = numerics {

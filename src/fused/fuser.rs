@@ -34,7 +34,12 @@ impl<R: CubeRuntime> OperationFuser<FusedBlock<R>> for BlockFuser<R> {
     fn fuse(&mut self, operation: &OperationIr) {
         let before = self.inner.len();
         self.inner.fuse(operation);
-        if self.inner.len() > before {
+        // CubeCL's matmul fuser counts its matmul from the start (`len` is its trace's plus
+        // one, `burn-cubecl-fusion-0.21.0/src/optim/matmul/fuser.rs` line 146): the matmul it
+        // takes leaves `len` as it was.
+        let taken_uncounted =
+            self.fused.len() < self.inner.len() && self.inner.status() != FuserStatus::Closed;
+        if self.inner.len() > before || taken_uncounted {
             self.fused.push(Fused {
                 name: names::op_name(operation),
                 table_name: names::table_name(operation),

@@ -45,10 +45,13 @@ mod registration;
 mod runtime;
 mod shared_device;
 mod stall;
+mod wrong_block;
 
 pub use block::{FusedBlock, FusedBlockState};
 pub(crate) use shared_device::settle_for_session;
 pub use shared_device::share_device;
+#[doc(hidden)]
+pub use wrong_block::make_block_wrong;
 
 /// The fusion runtime of [`fused::Wgpu`](crate::fused) and [`fused::Cuda`](crate::fused):
 /// CubeCL's fusers and optimizations, each optimization run as a [`FusedBlock`] op (its

@@ -23,7 +23,9 @@
 ///   host memory, which version 6 wrote too).
 /// - 8: `[memory] graph` and `graph_step` in `run.json`'s configuration, and `graph.json`
 ///   among its files ([`GRAPH_FORMAT_VERSION`]).
-pub const RUN_FORMAT_VERSION: u32 = 8;
+/// - 9: `run.json`'s `autotune_trials`, autotune's trial runs of fused blocks' ops left off
+///   the op path (absent when none ran).
+pub const RUN_FORMAT_VERSION: u32 = 9;
 
 /// The oldest version of `run.json` and `ops.json` that [`runs`](crate::runs) reads: each
 /// version since only added keys.

@@ -90,6 +90,10 @@ pub struct RunSummary {
     /// on a CubeCL backend it holds the kernels' compilation and autotuning.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_step_seconds: Option<f64>,
+    /// Autotune's trial runs of fused blocks' ops during the run, left off the op path (not
+    /// ops of the op table, not records of `numerics.jsonl`); absent when none ran.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub autotune_trials: u64,
     /// The stopwatch report, if the stopwatch ran.
     pub stopwatch: Option<stopwatch::Report>,
     /// Device time, if it was recorded (`[stats] device_time`).
@@ -176,6 +180,8 @@ pub struct RunRecorder {
     /// `ProfilerStep` spans are on it), and the measured steps' times.
     step_ended: Duration,
     first_step_seconds: Option<f64>,
+    /// The trial runs left out before the run started.
+    autotune_trials_before: u64,
     step_seconds: Vec<f64>,
     steps: usize,
     warmup_done: bool,
@@ -260,6 +266,7 @@ impl RunRecorder {
             started: Instant::now(),
             step_ended: clock::now(),
             first_step_seconds: None,
+            autotune_trials_before: crate::context::autotune::trials_left_out(),
             step_seconds: Vec::new(),
             steps: 0,
             warmup_done: false,
@@ -655,6 +662,14 @@ impl RunRecorder {
             }
             run
         });
+        let autotune_trials =
+            crate::context::autotune::trials_left_out().saturating_sub(self.autotune_trials_before);
+        if autotune_trials > 0 {
+            println!(
+                "autotune: {autotune_trials} trial runs of fused blocks' ops not recorded (CubeCL \
+                 tried candidate kernels on their inputs; not ops of the program)"
+            );
+        }
         let path = self.out_dir.join("run.json");
         files.push(path.clone());
         let report_html = config.report.html.then(|| self.out_dir.join("report.html"));
@@ -671,6 +686,7 @@ impl RunRecorder {
             wall_seconds: self.started.elapsed().as_secs_f64(),
             step_seconds: self.step_seconds.clone(),
             first_step_seconds: self.first_step_seconds,
+            autotune_trials,
             stopwatch: report,
             device_time,
             memory,
@@ -920,4 +936,8 @@ mod first_step_tests {
             "no measured step"
         );
     }
+}
+
+fn is_zero(count: &u64) -> bool {
+    *count == 0
 }

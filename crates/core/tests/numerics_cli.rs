@@ -187,3 +187,92 @@ fn help_states_the_exit_codes() {
         "{help}"
     );
 }
+
+/// Two runs of [`program`], the second with its op 15 of step 1 perturbed, whose op 40 is
+/// named `op_name` in both, compared with `--html` into `page` (under a new directory, which it
+/// returns with the page's path): exit status 1.
+fn page_of_hostile_runs(op_name: &str, page: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let root = tempfile::tempdir().unwrap();
+    let (before, after) = (root.path().join("a.jsonl"), root.path().join("b.jsonl"));
+    let mut hostile = program(2, Some(15));
+    hostile[40].op = op_name.into();
+    let mut reference = program(2, None);
+    reference[40].op = op_name.into();
+    file::write(&before, &reference).unwrap();
+    file::write(&after, &hostile).unwrap();
+    let page = root.path().join(page);
+    let output = numerics(&before, &after, &["--html", page.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output).1);
+    (root, page)
+}
+
+/// `--html`: one page with the culprit marked in the table of paired regions, its inputs and
+/// what moved; an op name of the file is text, not markup.
+#[test]
+fn the_html_page_marks_the_culprit_and_escapes_the_files_strings() {
+    let (_root, page) = page_of_hostile_runs("<script>alert(1)</script>", "out/numerics.html");
+    let html = std::fs::read_to_string(&page).expect("the page is written");
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert!(!html.contains("<script>alert"), "escaped");
+    assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+    let row = html
+        .split("<tr")
+        .find(|row| row.contains("id=\"culprit-row\""))
+        .expect("the culprit's row");
+    assert!(row.contains("class=\"diverged culprit\""), "{row}");
+    assert!(row.contains("float_exp (45)"), "{row}");
+    assert_eq!(
+        html.matches("class=\"diverged propagator\"").count(),
+        14,
+        "the 14 ops after it"
+    );
+    assert!(html.contains("<h3>Its inputs, paired</h3>"));
+    assert!(
+        html.contains("<td>float_matmul (44)</td><td>float_matmul (44)</td><td>identical</td>")
+    );
+    assert!(html.contains("<h3>What moved</h3>"));
+}
+
+/// An `--html` target that cannot be written (a directory) exits 2 before comparing, and
+/// prints nothing.
+#[test]
+fn an_unusable_html_target_exits_2_and_prints_nothing() {
+    let root = tempfile::tempdir().unwrap();
+    let good = root.path().join("good.jsonl");
+    file::write(&good, &program(2, None)).unwrap();
+    let output = numerics(&good, &good, &["--html", root.path().to_str().unwrap()]);
+    let (stdout, stderr) = text(&output);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr.contains("--html") && stderr.contains("is a directory"),
+        "{stderr}"
+    );
+    assert!(stdout.is_empty(), "{stdout}");
+}
+
+/// The page in a real browser, from disk: its script runs, the culprit's row is shown, and the
+/// hostile op name is text.
+#[test]
+#[ignore = "needs Debian's chromium: `.ci/run` installs it and runs this test"]
+fn the_html_page_renders_in_chromium() {
+    let (_root, page) = page_of_hostile_runs("<img src=x onerror=alert(1)>", "numerics.html");
+    let dom = Command::new("chromium")
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--virtual-time-budget=5000",
+            "--dump-dom",
+        ])
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .expect("chromium runs (apt-get install -y chromium)");
+    let dom = String::from_utf8_lossy(&dom.stdout);
+    assert!(dom.contains("data-ready=\"true\""), "the script ran: {dom}");
+    assert!(dom.contains("id=\"culprit-row\""), "{dom}");
+    assert!(
+        dom.contains("&lt;img src=x onerror=alert(1)&gt;"),
+        "as text: {dom}"
+    );
+    assert!(!dom.contains("<img"), "no element made of it");
+}

@@ -15,10 +15,12 @@
 //! | [`kernel`] | a kernel's launch configuration and launch call, for device time and the timeline |
 //! | [`memory`] | device memory readings, the tracking allocator's host counts, the step |
 //! | [`live_allocations`] | the host blocks ops made that are still alive, by the op that made them |
+//! | [`autotune`] | how many of autotune's trial runs were left off the op path |
 //!
 //! An edition adds what is its own (Burn 0.21's: launch threads, where a backend launches its
 //! kernels).
 
+pub mod autotune;
 pub mod clock;
 pub mod device;
 pub mod kernel;

@@ -106,7 +106,7 @@ pub struct Culprit {
     /// Its index in [`Comparison::pairs`].
     pub pair: usize,
     /// Whether its inputs agreed (their producers paired and [agreeing as
-    /// inputs](Comparison::agreed_as_input)). `false` when no diverged op had agreeing inputs:
+    /// inputs](InputsAgree)). `false` when no diverged op had agreeing inputs:
     /// the culprit is then the first diverged op, and [`Comparison::agreeing_ancestors`] names
     /// the nearest pairs before it that agreed.
     pub inputs_agreed: bool,

@@ -23,7 +23,7 @@
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
-use super::align::{Alignment, Region};
+use super::alignment::{Alignment, Region};
 use super::{Agreement, OpRecord, Tolerance, compare_outputs};
 
 /// A frontier token for an input no recorded op made (a parameter made before the session,

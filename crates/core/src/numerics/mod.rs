@@ -26,6 +26,7 @@
 //! reports the first op that made a NaN or an Inf ([`NonFinite`]) with `check_finite`.
 
 mod align;
+mod alignment;
 mod compare;
 mod dataflow;
 pub mod file;
@@ -35,7 +36,8 @@ mod non_finite;
 mod record;
 mod text;
 
-pub use align::{Alignment, Region, align, align_with};
+pub use align::{align, align_with};
+pub use alignment::{Alignment, Region};
 pub use compare::{
     Agreement, Comparison, Culprit, CulpritInput, InputsAgree, Pair, StatDiff, StatValue,
     Tolerance, compare, compare_outputs, compare_with, first_non_finite,

@@ -18,7 +18,9 @@
 //! ```
 
 pub mod diff;
+mod html_text;
 mod noise;
+pub mod numerics_page;
 pub mod report;
 
 use std::path::{Path, PathBuf};

@@ -12,21 +12,7 @@ use super::diff::{BeforeAfter, Diff, OpChange};
 use super::{OpRow, Run, noise, time_text};
 use crate::units::{bytes_text, rate_text};
 
-/// `text` safe inside HTML text and attribute values.
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
+pub use super::html_text::escape;
 
 const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em;color:#222}\
 table{border-collapse:collapse;font-size:13px}th,td{padding:3px 8px;border-bottom:1px solid #ddd;text-align:right}\
@@ -880,6 +866,10 @@ pub fn diff_html(diff: &Diff, before: &[Run], after: &[Run]) -> String {
     page
 }
 
+/// The paired regions the diff's page shows at most (`burn-profiled numerics --html` shows
+/// more).
+const DIFF_REGIONS: usize = 200;
+
 /// Where both runs wrote `numerics.jsonl`: the two compared op by op
 /// ([`numerics::compare`](crate::numerics::compare)), as `burn-profiled numerics` prints it with
 /// its default tolerance; a file that cannot be read is named with why.
@@ -892,15 +882,18 @@ fn numerics_section(before: &Run, after: &Run) -> String {
     if !b.exists() || !a.exists() {
         return String::new();
     }
-    let text = match (numerics::file::read(&b), numerics::file::read(&a)) {
+    let (text, section) = match (numerics::file::read(&b), numerics::file::read(&a)) {
         (Ok(reference), Ok(current)) => {
             let comparison = numerics::compare(&reference, &current, Default::default());
-            numerics::render(&comparison, &reference, &current, 10)
+            (
+                numerics::render(&comparison, &reference, &current, 10),
+                super::numerics_page::section(&comparison, &reference, &current, DIFF_REGIONS),
+            )
         }
-        (Err(error), _) | (_, Err(error)) => format!("not compared: {error}"),
+        (Err(error), _) | (_, Err(error)) => (format!("not compared: {error}"), String::new()),
     };
     format!(
-        "<h2>Numerics, op by op (the first runs of each side)</h2><pre id=\"numerics\">{}</pre>",
+        "<h2>Numerics, op by op (the first runs of each side)</h2><pre id=\"numerics\">{}</pre>{section}",
         escape(&text)
     )
 }

@@ -23,7 +23,7 @@ use std::process::ExitCode;
 
 use burn_profiled_core::cli_output::print_or_exit;
 use burn_profiled_core::numerics::{self, Tolerance};
-use burn_profiled_core::runs::{Run, diff};
+use burn_profiled_core::runs::{Run, diff, numerics_page, report};
 use clap::{Parser, Subcommand};
 
 /// What `--help` says of the exit status, and the promise behind exit 2.
@@ -120,6 +120,10 @@ enum Command {
         /// within the relative tolerance scaled to the tensor's magnitude).
         #[arg(long)]
         same_backend: bool,
+        /// Also write the comparison as one HTML page: the two runs side by side by step and
+        /// phase, the culprit marked, the records left unpaired.
+        #[arg(long, value_name = "FILE")]
+        html: Option<PathBuf>,
     },
 }
 
@@ -158,12 +162,19 @@ fn main() -> ExitCode {
             atol,
             rows,
             same_backend,
+            html,
         } => {
             let inputs = match same_backend {
                 true => numerics::InputsAgree::Bitwise,
                 false => numerics::InputsAgree::Scaled,
             };
-            numerics(&before, &after, (Tolerance { rtol, atol }, inputs), rows)
+            let sides = (before.as_path(), after.as_path());
+            numerics(
+                sides,
+                (Tolerance { rtol, atol }, inputs),
+                rows,
+                html.as_deref(),
+            )
         }
     }
 }
@@ -288,12 +299,16 @@ fn diff(
 }
 
 fn numerics(
-    before: &Path,
-    after: &Path,
+    (before, after): (&Path, &Path),
     (tolerance, inputs): (Tolerance, numerics::InputsAgree),
     rows: usize,
+    html: Option<&Path>,
 ) -> ExitCode {
     const TOOL: &str = "burn-profiled numerics";
+    if let Some(Err(error)) = html.map(|path| check_target("--html", path)) {
+        eprintln!("{TOOL}: {error}");
+        return ExitCode::from(2);
+    }
     let read = |path: &Path| numerics::file::read(path).map_err(|error| error.to_string());
     let (reference, current) = match read(before).and_then(|before| Ok((before, read(after)?))) {
         Ok(sides) => sides,
@@ -330,6 +345,14 @@ fn numerics(
         return ExitCode::from(2);
     }
     let text = numerics::render(&comparison, &reference, &current, rows);
+    if let Some(path) = html {
+        let names = (before.display().to_string(), after.display().to_string());
+        let page = numerics_page::page(&comparison, &reference, &current, (&names.0, &names.1));
+        if let Err(error) = report::write_page(path, &page) {
+            eprintln!("{TOOL}: --html {}: {error}", path.display());
+            return ExitCode::from(2);
+        }
+    }
     if let Err(code) = print_or_exit(TOOL, &text) {
         return code;
     }
