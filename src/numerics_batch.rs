@@ -185,7 +185,33 @@ pub(crate) fn push_prints<B: Backend>(mut op: DeferredPrints<B>) {
     queue(Queued::Prints(op, count), prepared);
 }
 
+thread_local! {
+    /// Whether this thread's tensors may be read with the session thread's batch: set on
+    /// burn's fusion threads, which run the work of every thread they serve in order, and on
+    /// CubeCL's device threads.
+    static READ_WITH_THE_SESSION: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Lets this thread's ops be read with the session thread's batch (a fusion thread, CubeCL's
+/// device thread).
+#[cfg_attr(
+    not(any(feature = "fusion", feature = "wgpu", feature = "cuda")),
+    allow(dead_code)
+)]
+pub(crate) fn read_with_the_session() {
+    READ_WITH_THE_SESSION.set(true);
+}
+
 fn queue<B: Backend>(op: Queued<B>, prepared: Vec<B::FloatTensorPrimitive>) {
+    let session = numerics::session_thread();
+    let elsewhere = session.is_some_and(|thread| thread != std::thread::current().id());
+    if elsewhere && !READ_WITH_THE_SESSION.get() {
+        // Another thread's tensors (a data loader's, on CubeCL's unfused backends) are read on
+        // it, after its own work: read at the session's step end, on the session's thread,
+        // two of the train example's batches once came back zeros on lavapipe.
+        let ops = vec![op];
+        return check(Batch { ops, prepared });
+    }
     let full = {
         let mut batches = BATCHES.lock().unwrap_or_else(PoisonError::into_inner);
         let batches = batches.get_or_insert_with(HashMap::new);

@@ -316,3 +316,57 @@ fn a_wrong_fused_block_is_the_culprit_in_its_step_and_phase() {
     );
     assert!(comparison.propagators > 0, "{text}");
 }
+
+/// Tensors a data-loading thread makes ahead of the steps, on CubeCL's unfused backend, are
+/// fingerprinted as their data. Read with the session's batch at a step's end, two batches of
+/// the train example's loader once came back zeros on lavapipe (and `burn-profiled numerics`
+/// blamed the batch); they are now read on the thread that made them. That race did not
+/// show again on demand: this holds the behaviour, it does not reproduce the race.
+#[test]
+fn a_tensor_made_on_another_thread_is_fingerprinted_as_its_data() {
+    use burn::tensor::{Tensor, TensorData};
+    type B = Autodiff<Profiled<Wgpu>>;
+    const STEPS: usize = 4;
+    let _serial = serial();
+    let root = support::profile_dir().join("numerics-loader-thread");
+    let _ = std::fs::remove_dir_all(&root);
+    let device = Default::default();
+    let mut session = burn_profiled::Session::start::<B>(
+        model::numerics_config(burn_profiled::config::CheckFinite::Off),
+        &device,
+        &root,
+    );
+    let values: Vec<f32> = (0..64).map(|i| i as f32 * 0.5 - 3.0).collect();
+    let expected = numerics::Fingerprint::of(&values, &[8, 8]);
+    // As a data loader does: batches made ahead, two waiting, each consumed by the step.
+    let (batches, received) = std::sync::mpsc::sync_channel(2);
+    let data = values.clone();
+    let loader = std::thread::spawn(move || {
+        for _ in 0..STEPS {
+            let batch = Tensor::<B, 2>::from_data(
+                TensorData::new(data.clone(), [8, 8]),
+                &Default::default(),
+            );
+            if batches.send(batch).is_err() {
+                return;
+            }
+        }
+    });
+    for batch in received {
+        let _ = batch.mul_scalar(2.0).exp().sum();
+        session.finish_iter().expect("no limit set");
+    }
+    loader.join().expect("the loader thread");
+    session.finish().expect("the run is written");
+    let records = numerics::file::read(&root).expect("numerics.jsonl reads back");
+    let made: Vec<&numerics::OpRecord> = records
+        .iter()
+        .filter(|r| {
+            r.op == "float_from_data" && r.outputs.first().is_some_and(|o| o.shape == [8, 8])
+        })
+        .collect();
+    assert_eq!(made.len(), STEPS, "{records:#?}");
+    for record in made {
+        assert_eq!(record.outputs[0], expected, "the data, not zeros");
+    }
+}

@@ -45,6 +45,7 @@ pub(super) fn on_fusion_thread(device: &impl std::fmt::Debug) {
     if DONE.replace(true) {
         return;
     }
+    crate::numerics_batch::read_with_the_session();
     phase::source_from(phase::PhaseSource {
         phase: unfused_phase,
         ran_dry,

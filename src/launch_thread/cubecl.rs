@@ -143,6 +143,9 @@ impl LaunchThread {
             .with_queue(move |task| queue.submit(move |_| task.run()))
             .with_stream_memory(current_stream, B::memory_reader(device));
         launch.name_thread();
+        // Steps run there (`[nvtx] steps_on_launch_thread`): CubeCL's own thread orders the
+        // work of every stream, so its ops are read with the session thread's batch.
+        launch.run(crate::numerics_batch::read_with_the_session);
         if B::FUSED {
             return launch.refusing_steps(format!(
                 "LaunchThread::run on `{}`, a fused backend: a read or sync in the step would wait \

@@ -58,6 +58,10 @@ pub(super) struct Run<'a> {
     /// By step and op name, the records, in order, and how far they are all paired: the
     /// candidates of a record whose inputs are not linked.
     by_name: HashMap<(u64, &'a str), (Vec<usize>, usize)>,
+    /// The sources (records of ops without inputs, not values) by op name and the content of
+    /// their outputs, in order: a thread that makes a program's data ahead of its steps (a
+    /// data loader) makes the same tensor in another step in another run.
+    sources: HashMap<(&'a str, Vec<u64>), Vec<usize>>,
 }
 
 impl<'a> Run<'a> {
@@ -99,6 +103,7 @@ impl<'a> Run<'a> {
             repeat: vec![false; records.len()],
             roots: HashMap::default(),
             by_name: HashMap::default(),
+            sources: HashMap::default(),
         };
         run.mark_repeats();
         for (index, record) in records.iter().enumerate() {
@@ -110,6 +115,10 @@ impl<'a> Run<'a> {
             let producers = &run.producers[index];
             if producers.is_some() && producers.iter().flatten().all(Option::is_none) {
                 run.roots.entry(record.step).or_default().0.push(index);
+            }
+            if is_source(record) {
+                let key = (record.op.as_str(), content(record));
+                run.sources.entry(key).or_default().push(index);
             }
         }
         run
@@ -258,6 +267,21 @@ impl<'a> Run<'a> {
     }
 }
 
+/// Whether `record` is of an op without inputs that made tensors (`float_from_data`,
+/// `float_zeros`), not a value handed over.
+fn is_source(record: &OpRecord) -> bool {
+    record.input_shapes.is_empty() && !record.outputs.is_empty() && !record.is_value()
+}
+
+/// What a record's outputs held, bit for bit.
+fn content(record: &OpRecord) -> Vec<u64> {
+    record
+        .outputs
+        .iter()
+        .map(|output| output.content_key())
+        .collect()
+}
+
 /// How good a partner a candidate is: lower is better.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Evidence {
@@ -360,10 +384,18 @@ fn partner_for(
             .map(|a| (evidence(&ours.records[a], record, tolerance), a))
             .collect();
         scored.sort_unstable();
+        // A source is known by what it made: the same name alone is no evidence.
+        let enough = match is_source(record) {
+            true => Evidence::SameName,
+            false => Evidence::Other,
+        };
         match scored.first() {
-            Some(&(evidence, a)) if evidence < Evidence::Other => return Some(a),
+            Some(&(evidence, a)) if evidence < enough => return Some(a),
             _ => others = scored,
         }
+    }
+    if let Some(a) = same_source_elsewhere(&sides[0], &sides[1].records[b]) {
+        return Some(a);
     }
     if !speculative {
         return None;
@@ -373,13 +405,34 @@ fn partner_for(
     let found = others
         .take(4)
         .find(|&a| !waits_for_better(theirs, ours, b, &frontier, a, tolerance));
-    found.or_else(|| same_name_near(ours, theirs, b, &frontier))
+    found.or_else(|| nested_near(ours, theirs, b, &frontier, tolerance))
 }
 
-/// The reference's first record not paired of `b`'s name and output shapes whose frontier
-/// holds `b`'s or is held in it: a program that removed an op which read another input (or
-/// added one) reads more (or fewer) tensors in the region.
-fn same_name_near(ours: &Run, theirs: &Run, b: usize, frontier: &[usize]) -> Option<usize> {
+/// The reference's first source not paired, in any step, of `record`'s name that made the same
+/// tensors bit for bit, when `record` is a source.
+fn same_source_elsewhere(ours: &Run, record: &OpRecord) -> Option<usize> {
+    if !is_source(record) {
+        return None;
+    }
+    let found = ours.sources.get(&(record.op.as_str(), content(record)))?;
+    found
+        .iter()
+        .copied()
+        .find(|&a| ours.partner[a].is_none() && !ours.repeat[a])
+}
+
+/// The reference's record not paired, of `b`'s output shapes, whose frontier holds `b`'s or is
+/// held in it, and that has `b`'s outputs within the tolerance (the first of them) or else its
+/// name (the first of those): a program that removed an op which read another input (or added
+/// one) reads more (or fewer) tensors in the region, and so does a record that did not link
+/// one of its inputs (an optional bias).
+fn nested_near(
+    ours: &Run,
+    theirs: &Run,
+    b: usize,
+    frontier: &[usize],
+    tolerance: Tolerance,
+) -> Option<usize> {
     let record = &theirs.records[b];
     let paired: Vec<usize> = frontier.iter().copied().filter(|&t| t < DEEP).collect();
     let found = ours.unpaired_descendants(&paired, false);
@@ -390,11 +443,18 @@ fn same_name_near(ours: &Run, theirs: &Run, b: usize, frontier: &[usize]) -> Opt
         };
         small.iter().all(|token| large.contains(token))
     };
-    found
+    let nested: Vec<usize> = found
         .into_iter()
-        .filter(|&a| !ours.repeat[a] && ours.records[a].op == record.op)
-        .filter(|&a| compatible(&ours.records[a], record))
-        .find(|&a| ours.frontier(a, false).is_some_and(|own| nested(&own)))
+        .filter(|&a| !ours.repeat[a] && compatible(&ours.records[a], record))
+        .filter(|&a| ours.frontier(a, false).is_some_and(|own| nested(&own)))
+        .take(CANDIDATES)
+        .collect();
+    let close = |&a: &usize| evidence(&ours.records[a], record, tolerance) <= Evidence::Close;
+    (nested.iter().copied().find(close)).or_else(|| {
+        nested
+            .into_iter()
+            .find(|&a| ours.records[a].op == record.op)
+    })
 }
 
 /// Pairs `a` with `b`, then the producers each read, argument by argument, where both are not
@@ -458,7 +518,7 @@ fn waits_for_better(
         }
         false => theirs.unpaired_descendants(&paired, false),
     };
-    later
+    let on_the_frontier = later
         .into_iter()
         .filter(|&x| x > b && !theirs.repeat[x])
         .filter(|&x| compatible(record, &theirs.records[x]))
@@ -466,7 +526,14 @@ fn waits_for_better(
         .any(|x| {
             evidence(record, &theirs.records[x], tolerance) < Evidence::Other
                 && theirs.frontier(x, true).as_deref() == Some(frontier)
-        })
+        });
+    // A record made from `b` whose outputs are `a`'s (a bias added after the matmul, where the
+    // reference's `linear` did not link its bias): `b` is inside that record's region.
+    on_the_frontier
+        || (theirs.unpaired_descendants(&[b], false).into_iter())
+            .filter(|&x| !theirs.repeat[x] && compatible(record, &theirs.records[x]))
+            .take(CANDIDATES)
+            .any(|x| evidence(record, &theirs.records[x], tolerance) <= Evidence::Close)
 }
 
 /// A record whose inputs are not linked: the reference's first record of its step and name

@@ -29,6 +29,18 @@ static WANTED: AtomicU8 = AtomicU8::new(0);
 
 static STATE: Mutex<Option<State>> = Mutex::new(None);
 
+/// The thread the recording session started on: the one that ends its steps.
+static SESSION_THREAD: Mutex<Option<std::thread::ThreadId>> = Mutex::new(None);
+
+/// The thread the recording session started on (the one whose steps end with [`set_step`]),
+/// `None` when nothing records: an edition that reads ops' tensors in batches reads those of
+/// other threads (a data loader's) on their own thread, where their work is ordered.
+pub fn session_thread() -> Option<std::thread::ThreadId> {
+    *SESSION_THREAD
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+}
+
 struct State {
     config: NumericsSection,
     step: u64,
@@ -121,6 +133,9 @@ pub fn wanted() -> Wanted {
 /// Starts recording as `config` says, from step 0: a session started earlier in this process
 /// leaves nothing behind.
 pub fn start(config: NumericsSection) {
+    *SESSION_THREAD
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner) = Some(std::thread::current().id());
     let mut state = STATE.lock().unwrap_or_else(PoisonError::into_inner);
     *state = Some(State {
         config,
