@@ -135,23 +135,42 @@ impl<'a> Run<'a> {
             &'k [Vec<usize>],
             Vec<&'k [usize]>,
         );
-        let mut groups: HashMap<Key, Vec<usize>> = HashMap::default();
-        for (index, record) in self.records.iter().enumerate() {
-            let Some(producers) = record.producers.as_deref() else {
-                continue;
-            };
+        let records = self.records;
+        let key = |index: usize| -> Option<Key> {
+            let record = &records[index];
+            let producers = record.producers.as_deref()?;
             if record.is_value() || producers.is_empty() || producers.iter().all(Option::is_none) {
-                continue;
+                return None;
             }
             let shapes = record.outputs.iter().map(|out| out.shape.as_slice());
-            let key = (
+            Some((
                 record.step,
                 record.op.as_str(),
                 producers,
                 record.input_shapes.as_slice(),
                 shapes.collect(),
-            );
-            groups.entry(key).or_default().push(index);
+            ))
+        };
+        // Only a record no op read can be a repeat: the others are keyed only where one of
+        // those has their step and name.
+        let unread: Vec<usize> = (0..records.len())
+            .filter(|&index| self.consumers[index].is_empty())
+            .collect();
+        let names: HashSet<(u64, &str)> = unread
+            .iter()
+            .map(|&index| (records[index].step, records[index].op.as_str()))
+            .collect();
+        if names.is_empty() {
+            return;
+        }
+        let mut groups: HashMap<Key, Vec<usize>> = HashMap::default();
+        for (index, record) in records.iter().enumerate() {
+            if !names.contains(&(record.step, record.op.as_str())) {
+                continue;
+            }
+            if let Some(key) = key(index) {
+                groups.entry(key).or_default().push(index);
+            }
         }
         for group in groups.into_values().filter(|group| group.len() > 1) {
             let read = |index: &usize| !self.consumers[*index].is_empty();
@@ -173,6 +192,17 @@ impl<'a> Run<'a> {
     /// inputs are not linked. An ancestor not paired whose inputs are not linked counts as an
     /// input from outside.
     fn frontier(&self, index: usize, mapped: bool) -> Option<Vec<usize>> {
+        let producers = self.producers[index].as_ref()?;
+        // Most records read tensors of records already paired (or from outside): no walk.
+        let direct = producers.iter().map(|producer| match producer {
+            None => Some(LEAF),
+            Some(at) => self.partner[*at].map(|partner| if mapped { partner } else { *at }),
+        });
+        if let Some(mut tokens) = direct.collect::<Option<Vec<usize>>>() {
+            tokens.sort_unstable();
+            tokens.dedup();
+            return Some(tokens);
+        }
         let mut tokens = Vec::new();
         let mut seen: HashSet<usize> = HashSet::default();
         let mut stack: Vec<Option<usize>> = self.producers[index].clone()?;
