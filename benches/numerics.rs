@@ -31,11 +31,25 @@ const WARM_UP_STEPS: usize = 3;
 /// A variant: its own warm step, with statistics and `section`'s numerics switched on around
 /// each step (what a step records is dropped after it).
 fn turn<B: AutodiffBackend>(name: &str, section: Option<NumericsSection>) -> Variant<'_> {
+    turn_as::<B>(name, section, false)
+}
+
+/// [`turn`], its fingerprints read whole when `read_whole` (on CubeCL's backends, as before
+/// large tensors were reduced on the device).
+fn turn_as<B: AutodiffBackend>(
+    name: &str,
+    section: Option<NumericsSection>,
+    read_whole: bool,
+) -> Variant<'_> {
     let mut step = Step::<B>::new(&Default::default());
     for _ in 0..WARM_UP_STEPS {
         step.run();
     }
     Variant::new(name, move || -> Duration {
+        #[cfg(feature = "fusion")]
+        burn_profiled::fused::read_fingerprints_whole(read_whole);
+        #[cfg(not(feature = "fusion"))]
+        let _ = read_whole;
         if let Some(section) = &section {
             numerics::start(section.clone());
         }
@@ -63,7 +77,9 @@ fn ops_per_step<B: AutodiffBackend>() -> u64 {
     ops
 }
 
-fn interleaved_steps<B: AutodiffBackend>(backend: &str, rounds: usize) {
+/// `rounds` interleaved rounds on `B`; with `device`, also fingerprints read whole (CubeCL's
+/// backends, where large tensors are otherwise reduced on the device).
+fn interleaved_steps<B: AutodiffBackend>(backend: &str, rounds: usize, device: bool) {
     let check_finite = NumericsSection {
         check_finite: CheckFinite::Warn,
         ..NumericsSection::default()
@@ -72,21 +88,25 @@ fn interleaved_steps<B: AutodiffBackend>(backend: &str, rounds: usize) {
         fingerprints: true,
         ..NumericsSection::default()
     };
+    let mut variants = vec![
+        turn::<B>("statistics", None),
+        turn::<B>("statistics + check_finite", Some(check_finite)),
+        turn::<B>("statistics + fingerprints", Some(fingerprints.clone())),
+    ];
+    let mut names = vec!["check_finite", "fingerprints"];
+    if device {
+        let whole = "statistics + fingerprints read whole";
+        variants.push(turn_as::<B>(whole, Some(fingerprints), true));
+        names.push("fingerprints read whole");
+    }
     let over_statistics = interleaved::compare(
         &format!("the vision model's training step on {backend}, interleaved"),
         rounds,
-        &mut [
-            turn::<B>("statistics", None),
-            turn::<B>("statistics + check_finite", Some(check_finite)),
-            turn::<B>("statistics + fingerprints", Some(fingerprints)),
-        ],
+        &mut variants,
     );
     let ops = ops_per_step::<B>();
     let per_op = |seconds: f64| seconds * 1e6 / ops as f64;
-    for (name, (low, median, high)) in ["check_finite", "fingerprints"]
-        .iter()
-        .zip(&over_statistics[1..])
-    {
+    for (name, (low, median, high)) in names.iter().zip(&over_statistics[1..]) {
         println!(
             "{name}: {ops} ops a step: {:.2} µs per op over statistics alone [{:.2}, {:.2}]",
             per_op(*median),
@@ -101,18 +121,18 @@ fn main() {
     interleaved::criterion_then(
         || {},
         || {
-            interleaved_steps::<Autodiff<Profiled<NdArray>>>("NdArray", 40);
+            interleaved_steps::<Autodiff<Profiled<NdArray>>>("NdArray", 40, false);
             #[cfg(feature = "wgpu")]
             {
                 use burn::backend::Wgpu;
-                interleaved_steps::<Autodiff<Profiled<Wgpu>>>("Profiled<Wgpu>", 10);
-                interleaved_steps::<Autodiff<burn_profiled::fused::Wgpu>>("fused::Wgpu", 10);
+                interleaved_steps::<Autodiff<Profiled<Wgpu>>>("Profiled<Wgpu>", 10, true);
+                interleaved_steps::<Autodiff<burn_profiled::fused::Wgpu>>("fused::Wgpu", 10, true);
             }
             #[cfg(feature = "cuda")]
             {
                 use burn::backend::Cuda;
-                interleaved_steps::<Autodiff<Profiled<Cuda>>>("Profiled<Cuda>", 10);
-                interleaved_steps::<Autodiff<burn_profiled::fused::Cuda>>("fused::Cuda", 10);
+                interleaved_steps::<Autodiff<Profiled<Cuda>>>("Profiled<Cuda>", 10, true);
+                interleaved_steps::<Autodiff<burn_profiled::fused::Cuda>>("fused::Cuda", 10, true);
             }
         },
     );

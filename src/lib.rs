@@ -56,6 +56,8 @@ mod device_prints;
 mod device_sync;
 pub mod dump;
 #[cfg(feature = "fusion")]
+mod fingerprint_kernel;
+#[cfg(feature = "fusion")]
 pub mod fused;
 mod launch_thread;
 mod numerics_batch;

@@ -98,6 +98,12 @@ impl<B: Backend> TensorSink for Seen<B> {
             self.held.push(held);
         }
     }
+
+    fn add_optional<T: TensorMetadata + 'static>(&mut self, tensor: Option<&T>) {
+        if let Some(tensor) = tensor {
+            self.add(tensor);
+        }
+    }
 }
 
 impl<B: Backend> Held<B> {

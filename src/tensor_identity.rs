@@ -123,8 +123,8 @@ pub(crate) fn cube_buffer_identity(
 pub(crate) trait TensorSink {
     fn add<T: TensorMetadata + 'static>(&mut self, tensor: &T);
 
-    /// An optional argument (a linear layer's or a convolution's bias): identities and the
-    /// graph take it; an op's numerics are of its required arguments only.
+    /// An optional argument (a linear layer's or a convolution's bias), when given; ignored by
+    /// default.
     fn add_optional<T: TensorMetadata + 'static>(&mut self, tensor: Option<&T>) {
         let _ = tensor;
     }

@@ -13,6 +13,12 @@ mod support;
 #[path = "numerics/model.rs"]
 mod model;
 
+#[path = "numerics/adam_model.rs"]
+mod adam_model;
+
+#[path = "numerics/perturbed.rs"]
+mod perturbed;
+
 const SCALES: [f32; 4] = [0.5, 0.8, 1.1, 0.9];
 
 /// Sessions' tools are process-wide: one test at a time.
@@ -369,4 +375,98 @@ fn a_tensor_made_on_another_thread_is_fingerprinted_as_its_data() {
     for record in made {
         assert_eq!(record.outputs[0], expected, "the data, not zeros");
     }
+}
+
+/// Whether at least 95% of each side's records are paired or inside a paired region.
+fn covers_95_percent(comparison: &numerics::Comparison, a: usize, b: usize) -> bool {
+    let [covered_a, covered_b] = comparison.alignment.covered();
+    covered_a * 100 >= a * 95 && covered_b * 100 >= b * 95
+}
+
+/// The Adam model (two `Linear`s, `relu`, Adam), nothing wrong: fused twice, the same records
+/// (autotune's trials are not records), every one paired bit for bit; NdArray against
+/// unfused CubeCL and unfused against fused, where composite ops (`linear`, `relu`) meet
+/// their decompositions, agree with at least 95% of each run's records paired or inside a
+/// paired region.
+#[test]
+fn the_same_adam_program_on_three_backends_agrees_and_pairs_95_percent_of_its_records() {
+    use adam_model::{Change, train_adam};
+    let _serial = serial();
+    let root = support::profile_dir().join("numerics-adam-backends");
+    let _ = std::fs::remove_dir_all(&root);
+    let ndarray = train_adam::<Autodiff<Profiled<NdArray>>>(&root.join("ndarray"), Change::None, 2);
+    let unfused = train_adam::<Autodiff<Profiled<Wgpu>>>(&root.join("unfused"), Change::None, 2);
+    let fused = train_adam::<Autodiff<fused::Wgpu>>(&root.join("fused"), Change::None, 2);
+    let again = train_adam::<Autodiff<fused::Wgpu>>(&root.join("fused-again"), Change::None, 2);
+
+    assert_eq!(
+        fused.len(),
+        again.len(),
+        "the fused run's records, run to run"
+    );
+    let same = numerics::compare(&fused, &again, Tolerance::default());
+    assert!(
+        same.agrees(),
+        "{}",
+        numerics::render(&same, &fused, &again, 10)
+    );
+    assert_eq!(same.counts()[0] + same.not_observed(), fused.len());
+
+    for (name, reference, current) in [
+        ("NdArray against unfused CubeCL", &ndarray, &unfused),
+        ("unfused against fused", &unfused, &fused),
+    ] {
+        let comparison = numerics::compare(reference, current, Tolerance::default());
+        let text = numerics::render(&comparison, reference, current, 10);
+        println!("{name}:\n{text}");
+        assert!(comparison.agrees(), "{name}: {text}");
+        assert!(
+            covers_95_percent(&comparison, reference.len(), current.len()),
+            "{name}: {text}"
+        );
+    }
+}
+
+/// A composite op wrong on the unfused side (the Adam model's first `linear`, on NdArray
+/// behind burn-router, its output scaled by `1 + 1e-3`) against the same program fused on
+/// lavapipe, where `linear` reaches the fusion server as a matmul and an add: the culprit is
+/// that `linear`'s region, in step 0's forward, its inputs agreed.
+#[test]
+fn a_composite_op_wrong_unfused_is_the_culprits_region_against_its_decomposition_fused() {
+    use adam_model::{Change, train_adam};
+    type Wrong = Autodiff<Profiled<perturbed::Perturbed>>;
+    let _serial = serial();
+    let root = support::profile_dir().join("numerics-wrong-linear");
+    let _ = std::fs::remove_dir_all(&root);
+    let fused = train_adam::<Autodiff<fused::Wgpu>>(&root.join("fused"), Change::None, 2);
+    perturbed::reset_with_wrong_linear();
+    let wrong = train_adam::<Wrong>(&root.join("wrong"), Change::None, 2);
+    perturbed::reset();
+
+    let comparison = numerics::compare(&fused, &wrong, Tolerance::default());
+    let text = numerics::render(&comparison, &fused, &wrong, 10);
+    println!("{text}");
+    let culprit = comparison.culprit.expect("the runs diverge");
+    assert!(culprit.inputs_agreed, "{text}");
+    let pair = &comparison.pairs[culprit.pair];
+    let after = &wrong[pair.current];
+    assert_eq!((after.step, after.phase.as_str()), (0, "forward"), "{text}");
+    let first_linear = wrong
+        .iter()
+        .find(|r| r.op == "linear")
+        .expect("the unfused run has linear ops");
+    let region = &comparison.alignment.regions[culprit.pair];
+    assert!(
+        after.seq == first_linear.seq
+            || region
+                .current
+                .iter()
+                .any(|&at| wrong[at].seq == first_linear.seq),
+        "the wrong linear is the culprit's region: {}\n{text}",
+        after.op
+    );
+    assert!(
+        covers_95_percent(&comparison, fused.len(), wrong.len()),
+        "{text}"
+    );
 }

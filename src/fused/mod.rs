@@ -47,6 +47,8 @@ mod shared_device;
 mod stall;
 mod wrong_block;
 
+#[doc(hidden)]
+pub use crate::fingerprint_kernel::read_fingerprints_whole;
 pub use block::{FusedBlock, FusedBlockState};
 pub(crate) use shared_device::settle_for_session;
 pub use shared_device::share_device;

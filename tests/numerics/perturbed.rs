@@ -1,14 +1,16 @@
 //! A test backend with one wrong kernel call: NdArray behind burn-router, with the output of
-//! the third `exp` of a run ([`reset`] starts one) scaled by `1 + 1e-3`, as a faulty kernel or
-//! a changed fusion would compute it. Everything else is NdArray's own, bit for bit.
+//! the third `exp` of a run ([`reset`] starts one), or of its first `linear`
+//! ([`reset_with_wrong_linear`]: a composite op, which fusion runs as a matmul and an add),
+//! scaled by `1 + 1e-3`, as a faulty kernel or a changed fusion would compute it. Everything
+//! else is NdArray's own, bit for bit.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use burn::backend::NdArray;
 use burn::backend::ndarray::NdArrayDevice;
 use burn::tensor::{DType, Shape, TensorData};
 use burn_backend::backend::ExecutionError;
-use burn_ir::{FloatOperationIr, OperationIr, TensorId, TensorIr, TensorStatus};
+use burn_ir::{FloatOperationIr, ModuleOperationIr, OperationIr, TensorId, TensorIr, TensorStatus};
 use burn_router::{
     BackendRouter, MultiBackendBridge, RouterTensor, Runner, RunnerChannel, RunnerClient,
 };
@@ -21,9 +23,22 @@ const WRONG_EXP: usize = 2;
 
 static EXPS: AtomicUsize = AtomicUsize::new(0);
 
-/// Starts counting `exp` ops again: a run's first step begins.
+/// Whether the first `linear` is the wrong op (not the third `exp`).
+static LINEAR: AtomicBool = AtomicBool::new(false);
+
+static LINEARS: AtomicUsize = AtomicUsize::new(0);
+
+/// Starts counting `exp` ops again: a run's first step begins, its third `exp` wrong.
 pub fn reset() {
     EXPS.store(0, Ordering::Relaxed);
+    LINEAR.store(false, Ordering::Relaxed);
+}
+
+/// Starts a run whose first `linear` is wrong (its exps right).
+#[allow(dead_code)]
+pub fn reset_with_wrong_linear() {
+    LINEARS.store(0, Ordering::Relaxed);
+    LINEAR.store(true, Ordering::Relaxed);
 }
 
 /// The channel: one NdArray runner, no other backend to bridge to.
@@ -105,10 +120,15 @@ impl RunnerClient for PerturbingClient {
     type Device = NdArrayDevice;
 
     fn register_op(&self, op: OperationIr) {
+        let linear = LINEAR.load(Ordering::Relaxed);
         let wrong = match &op {
-            OperationIr::Float(_, FloatOperationIr::Exp(unary)) => {
+            OperationIr::Float(_, FloatOperationIr::Exp(unary)) if !linear => {
                 let n = EXPS.fetch_add(1, Ordering::Relaxed);
                 (n == WRONG_EXP).then(|| unary.out.clone())
+            }
+            OperationIr::Module(ModuleOperationIr::Linear(desc)) if linear => {
+                let n = LINEARS.fetch_add(1, Ordering::Relaxed);
+                (n == 0).then(|| desc.out.clone())
             }
             _ => None,
         };
@@ -120,7 +140,7 @@ impl RunnerClient for PerturbingClient {
             };
             let data = burn_backend::try_read_sync(self.0.read_tensor_async(read))
                 .and_then(Result::ok)
-                .expect("exp's output reads back");
+                .expect("the wrong op's output reads back");
             let values: Vec<f32> = data.iter::<f32>().map(|x| x * (1.0 + 1e-3)).collect();
             self.0
                 .register_tensor_data_id(out.id, TensorData::new(values, out.shape));

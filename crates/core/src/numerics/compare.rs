@@ -289,6 +289,8 @@ struct Links<'a> {
     current_pairs: HashMap<u64, Option<usize>>,
     /// Each pair's region.
     regions: &'a [super::Region],
+    /// By `seq`, the pair whose region holds the reference's record, for records inside one.
+    reference_regions: HashMap<u64, usize>,
     tolerance: Tolerance,
     inputs: InputsAgree,
 }
@@ -310,10 +312,17 @@ impl<'a> Links<'a> {
             }
             by_seq
         };
+        let reference_regions = (alignment.regions.iter().enumerate())
+            .flat_map(|(pair, region)| {
+                let seqs = region.reference.iter().map(|&at| reference[at].seq);
+                seqs.map(move |seq| (seq, pair))
+            })
+            .collect();
         Links {
             reference,
             current,
             pairs,
+            reference_regions,
             reference_pairs: side(reference, |pair| pair.reference),
             current_pairs: side(current, |pair| pair.current),
             regions: &alignment.regions,
@@ -477,7 +486,8 @@ impl<'a> Links<'a> {
         found
     }
 
-    /// The pairs found walking back from pair `index` along the inputs of each region:
+    /// The pairs found walking back from pair `index` along the inputs of each region (a
+    /// record inside another pair's region stands for that pair):
     /// `found` says of each pair reached whether it is one (`Some(true)`), to walk on through
     /// (`Some(false)`) or to leave (`None`). At most 4096 pairs are looked at.
     fn upstream(&self, index: usize, found: impl Fn(usize) -> Option<bool>) -> Vec<usize> {
@@ -489,8 +499,14 @@ impl<'a> Links<'a> {
                 continue;
             };
             for seq in producers.into_iter().flatten() {
-                let Some(Some(pair)) = self.reference_pairs.get(&seq).copied() else {
-                    continue;
+                // A tensor inside a region (not compared) leads on to the region's pair.
+                let pair = match self.reference_pairs.get(&seq).copied() {
+                    Some(Some(pair)) => pair,
+                    Some(None) => match self.reference_regions.get(&seq) {
+                        Some(&pair) => pair,
+                        None => continue,
+                    },
+                    None => continue,
                 };
                 if seen.contains(&pair) {
                     continue;

@@ -363,3 +363,66 @@ fn a_long_linked_run_pairs_one_to_one() {
         started.elapsed()
     );
 }
+
+/// A later op that reads a tensor inside a region (the backward reading the forward's
+/// `linear`, whose bias one run did not link) leads back to that region's pair: when the
+/// region's output moved within the absolute tolerance (a small tensor) and the later op
+/// diverged, the culprit is the region, whose inputs agreed, not the later op.
+#[test]
+fn an_op_reading_inside_a_region_leads_back_to_the_regions_pair() {
+    let y = [1.0f32, -0.5, 2.0, 0.75];
+    let small = scaled(&y, 1e-3);
+    let doubled = scaled(&y, 2.0);
+
+    let mut fused = Program::default();
+    let (x, w, b) = (fused.source(&X), fused.source(&W), fused.source(&[0.1; 4]));
+    let product: Vec<f32> = y.iter().map(|y| y - 0.1).collect();
+    let matmul = fused.op("float_matmul", &[Some(x), Some(w)], &[1, 4], &product);
+    let reshaped = fused.op("float_reshape", &[Some(matmul)], &[4], &product);
+    let add = fused.op("float_add", &[Some(reshaped), Some(b)], &[4], &y);
+    let s = fused.op("float_mul_scalar", &[Some(add)], &[4], &small);
+    fused.op("float_sum", &[Some(s)], &[1], &[small.iter().sum()]);
+    let reads_inside = fused.op("float_mul_scalar", &[Some(add)], &[4], &doubled);
+    fused.op(
+        "float_sum",
+        &[Some(reads_inside)],
+        &[1],
+        &[doubled.iter().sum()],
+    );
+    // The matmul's and the reshape's outputs stayed in the fused block's registers.
+    for seq in [matmul, reshaped] {
+        fused.records[seq as usize].outputs.clear();
+    }
+
+    let wrong = scaled(&y, 1.001);
+    let mut unfused = Program::default();
+    let (x, w, _) = (
+        unfused.source(&X),
+        unfused.source(&W),
+        unfused.source(&[0.1; 4]),
+    );
+    let linear = unfused.op("linear", &[Some(x), Some(w)], &[4], &wrong);
+    let small = scaled(&wrong, 1e-3);
+    let s = unfused.op("float_mul_scalar", &[Some(linear)], &[4], &small);
+    unfused.op("float_sum", &[Some(s)], &[1], &[small.iter().sum()]);
+    let doubled = scaled(&wrong, 2.0);
+    let g = unfused.op("float_mul_scalar", &[Some(linear)], &[4], &doubled);
+    unfused.op("float_sum", &[Some(g)], &[1], &[doubled.iter().sum()]);
+
+    let (reference, current) = (fused.records, unfused.records);
+    let comparison = compare(&reference, &current, Tolerance::default());
+    let text = render(&comparison, &reference, &current, 5);
+    let culprit = comparison.culprit.expect("the doubled tensor diverged");
+    let (a, b) = comparison.alignment.pairs[culprit.pair];
+    assert!(
+        culprit.inputs_agreed && culprit.moved_within_tolerance,
+        "{text}"
+    );
+    let region = &comparison.alignment.regions[culprit.pair];
+    let linear_in_it = current[b].seq == linear || region.current.contains(&(linear as usize));
+    assert!(linear_in_it, "the linear's region is the culprit: {text}");
+    assert_ne!(
+        reference[a].seq, reads_inside,
+        "not the op that read inside the region: {text}"
+    );
+}
