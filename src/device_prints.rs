@@ -26,7 +26,9 @@ pub(crate) struct DevicePrint<B: Backend> {
     /// What is read of it: the tensor, flattened, as f32, or its partial statistics; `None`
     /// for an empty tensor, and once taken.
     flat: Option<B::FloatTensorPrimitive>,
-    /// Whether `flat` holds partial statistics, reduced on the device.
+    /// Whether `flat` holds partial statistics, reduced on the device (never without the
+    /// `fusion` feature, which brings the kernel).
+    #[cfg_attr(not(feature = "fusion"), allow(dead_code))]
     reduced: bool,
 }
 
